@@ -1,0 +1,45 @@
+// lfcore/detail/asymmetric_fence.hpp - the one place that knows about
+// membarrier(2), and TSan's blind spot for fences.
+//
+// Hazard pointers need a store-load fence on the reader side (publish the
+// hazard, then re-read the source) that pairs with one on the reclaimer side
+// (unlink, then read the hazards). Readers run far more often than
+// reclaimers, so, as folly does, lfcore makes the pair asymmetric:
+//
+//   light(): reader side. With membarrier, a compiler-only barrier; otherwise
+//            a seq_cst fence (mfence / dmb ish).
+//   heavy(): reclaimer side. With membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED,
+//            which runs a full memory barrier on every CPU currently running a
+//            thread of this process, so every light() that precedes it in real
+//            time behaves as if it had been a full fence. Otherwise a seq_cst
+//            fence.
+//
+// The mode is chosen once, before any hazard pointer exists (init() runs in
+// every domain's constructor), and never changes. Setting the environment
+// variable LFCORE_HP_FENCE=symmetric forces the portable mode; tests run both.
+// Under ThreadSanitizer the portable mode is forced: TSan models neither
+// membarrier nor standalone fences, and lfcore's hazard-pointer protocol does
+// not rely on TSan seeing them (reclaim is ordered after a reader's last access
+// by the release store that resets its hazard pointer).
+#pragma once
+
+#include <atomic>
+
+namespace lfcore::detail::asymmetric_fence {
+
+/// True when light() is only a compiler barrier. Written once by init().
+inline std::atomic<bool> membarrier_active{false};
+
+/// Chooses the mode; idempotent and thread-safe.
+void init() noexcept;
+
+inline void light() noexcept {
+  if (membarrier_active.load(std::memory_order_relaxed)) // relaxed: written once before any use
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void heavy() noexcept;
+
+} // namespace lfcore::detail::asymmetric_fence

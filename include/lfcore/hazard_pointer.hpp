@@ -1,0 +1,391 @@
+// lfcore/hazard_pointer.hpp - hazard-pointer memory reclamation.
+//
+// The algorithm is Michael's (IEEE TPDS 2004, "Hazard Pointers: Safe Memory
+// Reclamation for Lock-Free Objects"); the interface is the one C++26 adopted
+// (P2530, <hazard_pointer>) in namespace lfcore, plus what real users need:
+// several domains, retire() for objects that do not derive from the base class,
+// a synchronous reclaim(), and counters.
+//
+//   struct node : lfcore::hazard_pointer_obj_base<node> { int value; std::atomic<node*> next; };
+//
+//   lfcore::hazard_pointer hp = lfcore::make_hazard_pointer();
+//   node* n = hp.protect(head);        // n stays valid while hp protects it
+//   ...                                // unlink n with a CAS, then:
+//   n->retire();                       // deleted once no hazard pointer protects it
+//
+// Design
+// ------
+// * Hazard records belong to a domain, live in a lock-free list that only
+//   grows (records are reused, never freed before the domain), and are each
+//   alone on a cache line. make_hazard_pointer() takes a record from the calling
+//   thread's cache (no atomic RMW), else claims a free one with a CAS, else
+//   allocates one. A hazard_pointer object is one pointer to its record.
+// * Retire pushes onto the calling thread's private batch (no atomic RMW). A
+//   full batch (`batch` objects) moves to the domain's shared retired list with
+//   one CAS. When the shared list holds at least R = max(scan_threshold,
+//   scan_multiplier * H) objects, H being the number of hazard records, the
+//   pushing thread scans: it takes the whole list, reads every hazard record
+//   once, reclaims what no record protects and puts the rest back. At most H
+//   objects survive a scan and R >= 2H, so a scan frees at least half of what it
+//   takes: reclamation costs O(1) amortised per retired object (plus the sort of
+//   the H hazards, O(log H) per object).
+// * Per-thread state sits in a table indexed by thread_registry ids; a thread
+//   that exits hands its batch to the shared list and returns its cached
+//   records (thread_registry exit listener). No attach/detach call exists.
+//
+// Garbage bound
+// -------------
+// With T threads that have used the domain, batch size B and threshold R, the
+// objects retired but not yet reclaimed are, whenever no scan is in progress,
+// fewer than  R + 2*T*B  (garbage_bound()): private batches hold < B each, and the
+// shared list stays below R + T*B because every push that reaches R scans. This
+// holds however long a thread stalls while protecting objects: a stalled
+// hazard pointer keeps exactly the object it protects, and R counts it. A
+// thread preempted in the middle of a scan delays only the list it took.
+//
+// Memory orders (labels pair across files; search for them)
+// ---------------------------------------------------------
+// [hp.protect]  reader: hazard store; asymmetric_fence::light(); re-load of the
+//               source. Pairs with [hp.scan].
+// [hp.scan]     reclaimer: asymmetric_fence::heavy() after the object was
+//               unlinked (the unlink happens-before the scan through
+//               [hp.publish]/[hp.take]) and before the hazards are read. Either
+//               the reader's re-load sees the unlink (it retries and never
+//               dereferences) or the reclaimer sees the hazard (it keeps the
+//               object). This is the store-load (Dekker) pattern and needs the
+//               pair of full fences; acquire/release alone would not do.
+// [hp.reset]    release store that clears or moves a hazard: the reader's
+//               accesses to the object happen before a reclaimer that reads the
+//               new value with acquire and then frees the object.
+// [hp.publish]/[hp.take]  release CAS that pushes retired objects onto the
+//               shared list / acquire exchange that takes it.
+//
+// Progress: protect() is lock-free (it retries only when the source changed,
+// i.e. when another thread made progress); try_protect() and reset_protection()
+// are wait-free; retire() is lock-free and amortised O(1), but runs deleters of
+// other objects when it scans. make_hazard_pointer() is lock-free; it allocates
+// when no free record exists. Thread exit and domain construction/destruction
+// take the thread registry's mutex.
+//
+// What it does not do: it does not bound garbage against a thread that stalls
+// half-way through a scan; retired objects in another live thread's private
+// batch (fewer than B per thread) are out of reach of reclaim() until that
+// thread retires more or exits; the default domain is never destroyed, so
+// objects still pending at exit are not reclaimed (they stay reachable, leak
+// checkers stay quiet) - call reclaim() first if their deleters have effects.
+#pragma once
+
+#include "lfcore/cache_padded.hpp"
+#include "lfcore/config.hpp"
+#include "lfcore/detail/asymmetric_fence.hpp"
+#include "lfcore/detail/stress.hpp"
+#include "lfcore/thread_registry.hpp"
+
+#include <atomic>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+namespace lfcore {
+
+class hazard_pointer_domain;
+class hazard_pointer;
+hazard_pointer_domain& hazard_pointer_default_domain() noexcept;
+
+namespace detail {
+
+/// The header every retired object carries: 3 words.
+struct retired_node {
+  retired_node* next_retired = nullptr;
+  const void* protected_address = nullptr; // what hazard pointers compare against
+  void (*reclaim)(retired_node*) noexcept = nullptr;
+};
+
+/// One hazard pointer's slot. Single writer (the owning hazard_pointer),
+/// many readers (scans). Alone on its cache line so readers do not false-share.
+struct alignas(cache_line_size) hazard_record {
+  std::atomic<const void*> protected_ptr{nullptr};
+  std::atomic<bool> in_use{false};
+  hazard_record* next = nullptr; // immutable once the record is published
+  hazard_pointer_domain* domain = nullptr;
+};
+
+template <class T, class D>
+struct retired_box final : retired_node {
+  T* object;
+  [[no_unique_address]] D deleter;
+  retired_box(T* p, D d) : object(p), deleter(std::move(d)) {
+    protected_address = p;
+    reclaim = &reclaim_box;
+  }
+  static void reclaim_box(retired_node* n) noexcept {
+    auto* box = static_cast<retired_box*>(n);
+    box->deleter(box->object);
+    delete box;
+  }
+};
+
+} // namespace detail
+
+/// Tuning of a domain. Defaults are chosen by the micro-benchmarks in
+/// bench/micro (see bench/results/); stress builds shrink them to the minimum.
+struct hazard_pointer_domain_config {
+  /// Minimum number of objects on the shared list before a scan (R_min).
+  std::size_t scan_threshold = stress_build ? 0 : 1000;
+  /// R = max(scan_threshold, scan_multiplier * hazard records). At least 2.
+  std::size_t scan_multiplier = 2;
+  /// Objects a thread retires privately before one CAS moves them to the
+  /// shared list. At least 1.
+  std::size_t batch = stress_build ? 1 : 64;
+};
+
+struct hazard_pointer_domain_stats {
+  std::uint64_t retired = 0;   ///< objects ever retired to the domain
+  std::uint64_t reclaimed = 0; ///< of those, deleted
+  std::uint64_t scans = 0;     ///< scans that found a non-empty shared list
+  std::size_t hazard_records = 0;
+  std::uint64_t pending() const noexcept { return retired - reclaimed; }
+};
+
+/// A set of hazard pointers and the objects retired against them. Objects
+/// retired to one domain are only checked against that domain's hazard
+/// pointers.
+///
+/// Thread safety: every member may be called concurrently except the
+/// destructor. Destruction requires that no hazard_pointer of the domain is
+/// alive and no other thread uses the domain; it reclaims every retired object.
+class hazard_pointer_domain final : thread_registry::exit_listener {
+public:
+  using config_type = hazard_pointer_domain_config;
+
+  /// Throws std::invalid_argument when batch == 0 or scan_multiplier < 2.
+  explicit hazard_pointer_domain(config_type config = {});
+  ~hazard_pointer_domain();
+  hazard_pointer_domain(const hazard_pointer_domain&) = delete;
+  hazard_pointer_domain& operator=(const hazard_pointer_domain&) = delete;
+
+  /// Retires an object that does not derive from hazard_pointer_obj_base:
+  /// `deleter(p)` runs once no hazard pointer of this domain protects p.
+  /// Allocates a 4-word box; throws std::bad_alloc (and then p is not retired,
+  /// the caller still owns it). Precondition: p is unreachable for new readers.
+  template <class T, class D = std::default_delete<T>>
+  void retire(T* p, D deleter = D()) {
+    auto* box = new detail::retired_box<T, D>(p, std::move(deleter));
+    push_retired(box);
+  }
+
+  /// Synchronous cleanup: moves the caller's private batch to the shared list
+  /// and scans it, deleting every object no hazard pointer protects. Objects in
+  /// other live threads' private batches are not reached (see the header).
+  /// Returns the number of objects this call deleted. Runs deleters.
+  std::size_t reclaim();
+
+  /// Counters, read without stopping anyone: each is exact at some instant
+  /// during the call, and pending() never underflows.
+  hazard_pointer_domain_stats stats() const noexcept;
+
+  /// The bound on pending objects documented above, for the current number of
+  /// hazard records and threads.
+  std::size_t garbage_bound() const noexcept;
+
+  const config_type& config() const noexcept { return config_; }
+
+private:
+  template <class T, class D>
+  friend class hazard_pointer_obj_base;
+  friend class hazard_pointer;
+  friend hazard_pointer make_hazard_pointer(hazard_pointer_domain&);
+
+  struct alignas(cache_line_size) thread_state {
+    // Owner-only, except under the exit hook and the destructor.
+    detail::retired_node* batch_head = nullptr;
+    detail::retired_node* batch_tail = nullptr;
+    std::size_t batch_size = 0;
+    static constexpr std::size_t record_cache_capacity = 8;
+    std::size_t cached_records = 0;
+    detail::hazard_record* record_cache[record_cache_capacity];
+    // Written by the owner only; read by stats().
+    std::atomic<std::uint64_t> retired_total{0};
+  };
+  static constexpr std::size_t states_per_chunk = 64;
+  static constexpr std::size_t chunk_count = thread_registry::capacity / states_per_chunk;
+
+  thread_state& local() {
+    const auto id = thread_registry::current_id();
+    // acquire: pairs with the release CAS in allocate_chunk, so the chunk's
+    // initialised states are visible.
+    thread_state* chunk = chunks_[id / states_per_chunk].load(std::memory_order_acquire);
+    if (chunk == nullptr) chunk = allocate_chunk(id / states_per_chunk);
+    return chunk[id % states_per_chunk];
+  }
+
+  void push_retired(detail::retired_node* n) {
+    thread_state& ts = local();
+    n->next_retired = ts.batch_head;
+    if (ts.batch_head == nullptr) ts.batch_tail = n;
+    ts.batch_head = n;
+    // relaxed: single writer; stats() only needs an eventually exact count.
+    ts.retired_total.store(ts.retired_total.load(std::memory_order_relaxed) + 1,
+                           std::memory_order_relaxed);
+    if (++ts.batch_size >= config_.batch) flush_batch(ts, /*may_scan=*/true);
+  }
+
+  detail::hazard_record* acquire_record();
+  void release_record(detail::hazard_record* r) noexcept;
+
+  thread_state* allocate_chunk(std::size_t index);
+  void flush_batch(thread_state& ts, bool may_scan) noexcept;
+  std::size_t scan() noexcept;
+  std::size_t scan_threshold() const noexcept;
+  void on_thread_exit(thread_registry::id_type id) noexcept override;
+
+  const config_type config_;
+  std::atomic<thread_state*> chunks_[chunk_count] = {};
+
+  // Retired objects visible to every thread.
+  cache_padded<std::atomic<detail::retired_node*>> shared_head_{};
+  cache_padded<std::atomic<std::int64_t>> shared_count_{}; // may dip below 0 briefly
+
+  // Hazard records: a grow-only list.
+  cache_padded<std::atomic<detail::hazard_record*>> records_head_{};
+  std::atomic<std::size_t> record_count_{0};
+
+  std::atomic<std::uint64_t> reclaimed_{0};
+  std::atomic<std::uint64_t> scans_{0};
+};
+
+/// P2530's hazard_pointer: owns one hazard record; movable, not copyable.
+/// A hazard_pointer is used by one thread at a time; it may be moved to, and
+/// destroyed on, another thread.
+class hazard_pointer {
+public:
+  /// An empty hazard pointer (owns no record); only assignment and destruction apply.
+  hazard_pointer() noexcept = default;
+  hazard_pointer(hazard_pointer&& other) noexcept : rec_(std::exchange(other.rec_, nullptr)) {}
+  hazard_pointer& operator=(hazard_pointer&& other) noexcept {
+    if (this != &other) {
+      release();
+      rec_ = std::exchange(other.rec_, nullptr);
+    }
+    return *this;
+  }
+  ~hazard_pointer() { release(); }
+
+  [[nodiscard]] bool empty() const noexcept { return rec_ == nullptr; }
+
+  /// Protects the pointer currently in src and returns it. Precondition: !empty().
+  /// Lock-free: loops only while src keeps changing.
+  template <class T>
+  T* protect(const std::atomic<T*>& src) noexcept {
+    return protect(src, [](T* p) noexcept { return p; });
+  }
+
+  /// Extension for tagged words (marked pointers, variants): protects
+  /// to_pointer(v) for the value v in src, and returns v.
+  template <class U, class ToPointer>
+  U protect(const std::atomic<U>& src, ToPointer to_pointer) noexcept {
+    U value = src.load(std::memory_order_relaxed); // relaxed: validated below
+    for (;;) {
+      set(to_pointer(value));
+      detail::stress_point();
+      detail::asymmetric_fence::light(); // [hp.protect] pairs with [hp.scan]
+      // acquire: the protected object's contents, published by whoever stored it in src.
+      const U again = src.load(std::memory_order_acquire);
+      if (again == value) return value;
+      value = again;
+    }
+  }
+
+  /// P2530: protects ptr and checks that src still holds it. On failure, ptr
+  /// is updated to src's current value, the protection is reset, and false is
+  /// returned. Wait-free. Precondition: !empty().
+  template <class T>
+  bool try_protect(T*& ptr, const std::atomic<T*>& src) noexcept {
+    T* const old = ptr;
+    set(old);
+    detail::stress_point();
+    detail::asymmetric_fence::light(); // [hp.protect] pairs with [hp.scan]
+    ptr = src.load(std::memory_order_acquire); // acquire: see protect()
+    if (ptr == old) return true;
+    reset_protection();
+    return false;
+  }
+
+  /// Protects ptr without validation: the caller guarantees ptr cannot be
+  /// reclaimed before this call returns (e.g. it is protected by another hazard
+  /// pointer, or not yet retired). Wait-free.
+  template <class T>
+  void reset_protection(const T* ptr) noexcept {
+    set(ptr);
+  }
+  void reset_protection(std::nullptr_t = nullptr) noexcept { set(nullptr); }
+
+  void swap(hazard_pointer& other) noexcept { std::swap(rec_, other.rec_); }
+
+private:
+  friend hazard_pointer make_hazard_pointer(hazard_pointer_domain&);
+  explicit hazard_pointer(detail::hazard_record* r) noexcept : rec_(r) {}
+
+  void set(const void* p) noexcept {
+    assert(rec_ != nullptr && "hazard_pointer: use of an empty hazard pointer");
+    // [hp.reset] release: accesses through the previously protected pointer
+    // happen before a scan that reads this value and frees that object.
+    rec_->protected_ptr.store(p, std::memory_order_release);
+  }
+
+  void release() noexcept {
+    if (rec_ != nullptr) rec_->domain->release_record(std::exchange(rec_, nullptr));
+  }
+
+  detail::hazard_record* rec_ = nullptr;
+};
+
+inline void swap(hazard_pointer& a, hazard_pointer& b) noexcept { a.swap(b); }
+
+/// A hazard pointer of `domain`, protecting nothing. Lock-free; may allocate
+/// (throws std::bad_alloc).
+[[nodiscard]] inline hazard_pointer
+make_hazard_pointer(hazard_pointer_domain& domain = hazard_pointer_default_domain()) {
+  return hazard_pointer(domain.acquire_record());
+}
+
+/// P2530's base class for objects that can be retired. T derives from
+/// hazard_pointer_obj_base<T, D>; D is the deleter called on a T*.
+template <class T, class D = std::default_delete<T>>
+class hazard_pointer_obj_base : private detail::retired_node {
+public:
+  /// Hands the object to `domain`: deleter(this) runs once no hazard pointer of
+  /// the domain protects it. Precondition: the object is unreachable for new
+  /// readers and was not retired before. noexcept; lock-free; may run other
+  /// objects' deleters.
+  void retire(D deleter = D(), hazard_pointer_domain& domain = hazard_pointer_default_domain()) noexcept {
+    static_assert(std::is_base_of_v<hazard_pointer_obj_base, T>,
+                  "T must derive from hazard_pointer_obj_base<T, D>");
+    deleter_ = std::move(deleter);
+    protected_address = static_cast<const T*>(this);
+    reclaim = &reclaim_object;
+    domain.push_retired(this);
+  }
+
+protected:
+  hazard_pointer_obj_base() = default;
+  hazard_pointer_obj_base(const hazard_pointer_obj_base&) noexcept : retired_node() {}
+  hazard_pointer_obj_base(hazard_pointer_obj_base&&) noexcept : retired_node() {}
+  hazard_pointer_obj_base& operator=(const hazard_pointer_obj_base&) noexcept { return *this; }
+  hazard_pointer_obj_base& operator=(hazard_pointer_obj_base&&) noexcept { return *this; }
+  ~hazard_pointer_obj_base() = default;
+
+private:
+  static void reclaim_object(detail::retired_node* n) noexcept {
+    auto* self = static_cast<hazard_pointer_obj_base*>(n);
+    D deleter = std::move(self->deleter_);
+    deleter(static_cast<T*>(self));
+  }
+
+  [[no_unique_address]] D deleter_{};
+};
+
+} // namespace lfcore

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh Debian 12 machine as root (README's test command).
+#   1. installs the Debian packages (scripts/install-deps.sh);
+#   2. Release build: unit, stress, example and bench-smoke tests;
+#   3. ThreadSanitizer and AddressSanitizer+UBSan builds, both as stress builds
+#      (tiny internal constants, injected yields): unit and stress tests.
+# Build trees go to build/<name>; LFCORE_JOBS overrides the parallelism.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+
+jobs=${LFCORE_JOBS:-$(nproc)}
+export CTEST_OUTPUT_ON_FAILURE=1
+
+run() { # name, ctest label regex, cmake args...
+  local name=$1 labels=$2
+  shift 2
+  echo "=== lfcore tests: $name"
+  cmake -S . -B "build/$name" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  cmake --build "build/$name" -j "$jobs"
+  (cd "build/$name" && ctest -j "$jobs" -L "$labels" --timeout 900)
+}
+
+run release 'unit|stress|example|bench-smoke'
+# Sanitizer builds leave the benchmarks out: their numbers would mean nothing.
+run tsan 'unit|stress' -DLFCORE_SANITIZE=thread -DLFCORE_STRESS_BUILD=ON -DLFCORE_BUILD_BENCH=OFF
+ASAN_OPTIONS=detect_leaks=1 run asan 'unit|stress' -DLFCORE_SANITIZE=address -DLFCORE_STRESS_BUILD=ON -DLFCORE_BUILD_BENCH=OFF
+echo "=== lfcore tests: all passed"

@@ -1,0 +1,296 @@
+// Unit tests of lfcore/hazard_pointer.hpp: every operation, its failure cases,
+// thread exit with pending retirements, and the domain's counters.
+#include <lfcore/hazard_pointer.hpp>
+#include <lfcore/marked_ptr.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using lfcore::hazard_pointer;
+using lfcore::hazard_pointer_domain;
+using lfcore::make_hazard_pointer;
+
+std::atomic<int> live_nodes{0};
+
+struct node : lfcore::hazard_pointer_obj_base<node> {
+  explicit node(int v = 0) : value(v) { live_nodes.fetch_add(1); }
+  ~node() { live_nodes.fetch_sub(1); }
+  int value;
+};
+
+// A type whose deleter is not std::default_delete.
+struct counted;
+struct counting_delete {
+  static inline int calls = 0;
+  void operator()(counted* p) const;
+};
+struct counted : lfcore::hazard_pointer_obj_base<counted, counting_delete> {};
+void counting_delete::operator()(counted* p) const {
+  ++calls;
+  delete p;
+}
+
+// Scan on every retire: makes reclamation immediate and observable.
+hazard_pointer_domain::config_type eager() {
+  hazard_pointer_domain::config_type c;
+  c.scan_threshold = 0;
+  c.batch = 1;
+  return c;
+}
+
+class HazardPointer : public ::testing::Test {
+protected:
+  void SetUp() override { live_nodes = 0; }
+  void TearDown() override { EXPECT_EQ(live_nodes.load(), 0) << "a node leaked"; }
+};
+
+TEST_F(HazardPointer, DefaultConstructedIsEmptyMadeIsNot) {
+  hazard_pointer empty;
+  EXPECT_TRUE(empty.empty());
+  hazard_pointer hp = make_hazard_pointer();
+  EXPECT_FALSE(hp.empty());
+}
+
+TEST_F(HazardPointer, MoveAndSwapTransferTheRecord) {
+  hazard_pointer_domain domain(eager());
+  hazard_pointer a = make_hazard_pointer(domain);
+  hazard_pointer b(std::move(a));
+  EXPECT_TRUE(a.empty()); // NOLINT(bugprone-use-after-move): moved-from is empty by contract
+  EXPECT_FALSE(b.empty());
+  swap(a, b);
+  EXPECT_FALSE(a.empty());
+  EXPECT_TRUE(b.empty());
+  b = std::move(a);
+  EXPECT_FALSE(b.empty());
+  b = hazard_pointer();
+  EXPECT_TRUE(b.empty());
+}
+
+TEST_F(HazardPointer, ProtectReturnsTheCurrentValue) {
+  hazard_pointer_domain domain(eager());
+  node n(42);
+  std::atomic<node*> src{&n};
+  hazard_pointer hp = make_hazard_pointer(domain);
+  EXPECT_EQ(hp.protect(src), &n);
+  std::atomic<node*> null_src{nullptr};
+  EXPECT_EQ(hp.protect(null_src), nullptr);
+}
+
+TEST_F(HazardPointer, TryProtectFailsAndReportsTheNewValue) {
+  hazard_pointer_domain domain(eager());
+  node a(1), b(2);
+  std::atomic<node*> src{&b};
+  hazard_pointer hp = make_hazard_pointer(domain);
+  node* p = &a;
+  EXPECT_FALSE(hp.try_protect(p, src));
+  EXPECT_EQ(p, &b);
+  EXPECT_TRUE(hp.try_protect(p, src));
+  EXPECT_EQ(p, &b);
+}
+
+TEST_F(HazardPointer, UnprotectedObjectIsReclaimed) {
+  hazard_pointer_domain domain(eager());
+  (new node(1))->retire({}, domain);
+  EXPECT_EQ(live_nodes.load(), 0);
+  EXPECT_EQ(domain.stats().retired, 1u);
+  EXPECT_EQ(domain.stats().reclaimed, 1u);
+}
+
+TEST_F(HazardPointer, ProtectedObjectSurvivesUntilReset) {
+  hazard_pointer_domain domain(eager());
+  std::atomic<node*> src{new node(7)};
+  hazard_pointer hp = make_hazard_pointer(domain);
+  node* p = hp.protect(src);
+  src.store(nullptr);
+  p->retire({}, domain);
+  domain.reclaim();
+  ASSERT_EQ(live_nodes.load(), 1);
+  EXPECT_EQ(p->value, 7);
+  EXPECT_EQ(domain.stats().pending(), 1u);
+  hp.reset_protection();
+  EXPECT_EQ(domain.reclaim(), 1u);
+  EXPECT_EQ(live_nodes.load(), 0);
+}
+
+TEST_F(HazardPointer, DestroyingTheHazardPointerReleasesProtection) {
+  hazard_pointer_domain domain(eager());
+  std::atomic<node*> src{new node(3)};
+  node* p;
+  {
+    hazard_pointer hp = make_hazard_pointer(domain);
+    p = hp.protect(src);
+    src.store(nullptr);
+    p->retire({}, domain);
+    domain.reclaim();
+    EXPECT_EQ(live_nodes.load(), 1);
+  }
+  domain.reclaim();
+  EXPECT_EQ(live_nodes.load(), 0);
+}
+
+TEST_F(HazardPointer, ResetProtectionWithPointerProtectsIt) {
+  hazard_pointer_domain domain(eager());
+  node* n = new node(9);
+  hazard_pointer hp = make_hazard_pointer(domain);
+  hp.reset_protection(n); // caller guarantees n is not yet retired
+  n->retire({}, domain);
+  domain.reclaim();
+  EXPECT_EQ(live_nodes.load(), 1);
+  hp.reset_protection(nullptr);
+  domain.reclaim();
+  EXPECT_EQ(live_nodes.load(), 0);
+}
+
+TEST_F(HazardPointer, RetireWithCustomDeleterForAnyType) {
+  hazard_pointer_domain domain(eager());
+  int deleted = 0;
+  auto deleter = [&deleted](std::vector<int>* v) {
+    ++deleted;
+    delete v;
+  };
+  std::atomic<std::vector<int>*> src{new std::vector<int>{1, 2, 3}};
+  hazard_pointer hp = make_hazard_pointer(domain);
+  auto* v = hp.protect(src);
+  src.store(nullptr);
+  domain.retire(v, deleter);
+  domain.reclaim();
+  EXPECT_EQ(deleted, 0);
+  EXPECT_EQ(v->size(), 3u);
+  hp.reset_protection();
+  domain.reclaim();
+  EXPECT_EQ(deleted, 1);
+}
+
+TEST_F(HazardPointer, ObjBaseCustomDeleterRunsOnceAfterProtection) {
+  hazard_pointer_domain domain(eager());
+  counting_delete::calls = 0;
+  std::atomic<counted*> src{new counted};
+  hazard_pointer hp = make_hazard_pointer(domain);
+  counted* p = hp.protect(src);
+  src.store(nullptr);
+  p->retire({}, domain);
+  domain.reclaim();
+  EXPECT_EQ(counting_delete::calls, 0);
+  hp.reset_protection();
+  domain.reclaim();
+  domain.reclaim();
+  EXPECT_EQ(counting_delete::calls, 1);
+}
+
+TEST_F(HazardPointer, ProtectMarkedWordProtectsThePointer) {
+  hazard_pointer_domain domain(eager());
+  using word = lfcore::marked_ptr<node, 1>;
+  node* n = new node(5);
+  std::atomic<word> src{word(n, 1)};
+  hazard_pointer hp = make_hazard_pointer(domain);
+  const word w = hp.protect(src, [](word x) { return x.get(); });
+  EXPECT_EQ(w.get(), n);
+  EXPECT_EQ(w.mark(), 1u);
+  src.store(word());
+  n->retire({}, domain);
+  domain.reclaim();
+  EXPECT_EQ(live_nodes.load(), 1) << "the unmarked address must be what is protected";
+  hp.reset_protection();
+  domain.reclaim();
+  EXPECT_EQ(live_nodes.load(), 0);
+}
+
+TEST_F(HazardPointer, DomainsAreIndependent) {
+  hazard_pointer_domain a(eager()), b(eager());
+  std::atomic<node*> src{new node(1)};
+  hazard_pointer hp_in_a = make_hazard_pointer(a);
+  node* p = hp_in_a.protect(src);
+  src.store(nullptr);
+  p->retire({}, b); // only b's hazard pointers count for it
+  b.reclaim();
+  EXPECT_EQ(live_nodes.load(), 0);
+}
+
+TEST_F(HazardPointer, DestroyingTheDomainReclaimsEverything) {
+  {
+    hazard_pointer_domain domain; // default thresholds: nothing reclaimed early
+    for (int i = 0; i < 10; ++i) (new node(i))->retire({}, domain);
+    EXPECT_EQ(live_nodes.load(), 10);
+  }
+  EXPECT_EQ(live_nodes.load(), 0);
+}
+
+TEST_F(HazardPointer, ThreadExitHandsOverPendingRetirements) {
+  hazard_pointer_domain::config_type c;
+  c.batch = 1000; // far more than the thread retires: all stay in its private batch
+  c.scan_threshold = 100000;
+  hazard_pointer_domain domain(c);
+  std::thread([&] {
+    for (int i = 0; i < 10; ++i) (new node(i))->retire({}, domain);
+  }).join();
+  EXPECT_EQ(live_nodes.load(), 10);
+  EXPECT_EQ(domain.stats().retired, 10u);
+  EXPECT_EQ(domain.reclaim(), 10u); // reachable only if the exit hook handed them over
+  EXPECT_EQ(live_nodes.load(), 0);
+}
+
+TEST_F(HazardPointer, DeleterThatRetiresMoreIsHandled) {
+  hazard_pointer_domain domain(eager());
+  struct chain : lfcore::hazard_pointer_obj_base<chain> {
+    hazard_pointer_domain* dom = nullptr;
+    chain* next = nullptr;
+    ~chain() {
+      if (next) next->retire({}, *dom); // retire from inside a scan
+    }
+  };
+  chain* head = nullptr;
+  for (int i = 0; i < 50; ++i) {
+    auto* c = new chain;
+    c->dom = &domain;
+    c->next = head;
+    head = c;
+  }
+  head->retire({}, domain);
+  while (domain.reclaim() > 0) {
+  }
+  EXPECT_EQ(domain.stats().retired, 50u);
+  EXPECT_EQ(domain.stats().pending(), 0u);
+}
+
+TEST_F(HazardPointer, RecordsAreReusedNotLeaked) {
+  hazard_pointer_domain domain(eager());
+  for (int i = 0; i < 1000; ++i) {
+    hazard_pointer a = make_hazard_pointer(domain);
+    hazard_pointer b = make_hazard_pointer(domain);
+  }
+  EXPECT_EQ(domain.stats().hazard_records, 2u);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 1000; ++i) hazard_pointer hp = make_hazard_pointer(domain);
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_LE(domain.stats().hazard_records, 2u + 4u);
+}
+
+TEST_F(HazardPointer, InvalidConfigIsRejected) {
+  hazard_pointer_domain::config_type c;
+  c.batch = 0;
+  EXPECT_THROW(hazard_pointer_domain{c}, std::invalid_argument);
+  c.batch = 1;
+  c.scan_multiplier = 1;
+  EXPECT_THROW(hazard_pointer_domain{c}, std::invalid_argument);
+}
+
+TEST_F(HazardPointer, GarbageBoundFollowsTheConfig) {
+  hazard_pointer_domain::config_type c;
+  c.scan_threshold = 500;
+  c.batch = 8;
+  hazard_pointer_domain domain(c);
+  const auto threads = lfcore::thread_registry::high_water();
+  EXPECT_EQ(domain.garbage_bound(), 500u + 2u * threads * 8u);
+}
+
+} // namespace

@@ -57,7 +57,7 @@ void heavy() noexcept {
     return;
   }
 #endif
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  full_fence();
 }
 
 } // namespace lfcore::detail::asymmetric_fence

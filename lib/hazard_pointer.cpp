@@ -1,9 +1,10 @@
-// Hazard-pointer domain: the cold paths (record allocation, batch hand-over,
-// scan, thread exit, destruction). The design and the memory-order labels are
+// Hazard-pointer domain: the cold paths (record allocation, blocks, scan,
+// thread exit, destruction). The design and the memory-order labels are
 // in include/lfcore/hazard_pointer.hpp.
 #include "lfcore/hazard_pointer.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <new>
 #include <stdexcept>
 #include <vector>
@@ -25,22 +26,27 @@ struct scan_guard {
   scan_guard& operator=(const scan_guard&) = delete;
 };
 
-// Reclaims every object of a list, ignoring hazards (destruction only).
-std::size_t reclaim_all(detail::retired_node* list) noexcept {
+void delete_blocks(detail::retired_block* b) noexcept {
+  while (b != nullptr) delete std::exchange(b, b->next);
+}
+
+// Reclaims every entry of a list of blocks, ignoring hazards, and frees the
+// blocks (destruction only). Returns how many entries it reclaimed.
+std::size_t reclaim_all(detail::retired_block* b) noexcept {
   std::size_t n = 0;
-  while (list != nullptr) {
-    detail::retired_node* next = list->next_retired;
-    list->reclaim(list);
-    list = next;
-    ++n;
-  }
+  for (; b != nullptr; delete std::exchange(b, b->next))
+    for (std::size_t i = 0; i < b->count; ++i, ++n) b->entries[i].reclaim(b->entries[i].address, b->entries[i].context);
   return n;
+}
+
+detail::retired_block* last_block(detail::retired_block* b) noexcept {
+  while (b->next != nullptr) b = b->next;
+  return b;
 }
 
 } // namespace
 
 hazard_pointer_domain::hazard_pointer_domain(config_type config) : config_(config) {
-  if (config_.batch == 0) throw std::invalid_argument("hazard_pointer_domain: batch must be >= 1");
   if (config_.scan_multiplier < 2)
     throw std::invalid_argument("hazard_pointer_domain: scan_multiplier must be >= 2 "
                                 "(a scan must free at least half of what it takes)");
@@ -52,26 +58,25 @@ hazard_pointer_domain::~hazard_pointer_domain() {
   thread_registry::remove_exit_listener(this); // after this, no exit hook runs on us
   // Deleters may retire further objects into this domain: loop until dry.
   for (;;) {
-    std::size_t freed = reclaim_all(shared_head_->exchange(nullptr, std::memory_order_acquire));
+    std::size_t freed = reclaim_all(orphans_->exchange(nullptr, std::memory_order_acquire));
     for (auto& slot : chunks_) {
       thread_state* chunk = slot.load(std::memory_order_acquire);
       if (chunk == nullptr) continue;
       for (std::size_t i = 0; i < states_per_chunk; ++i) {
-        thread_state& ts = chunk[i];
-        detail::retired_node* batch = std::exchange(ts.batch_head, nullptr);
-        ts.batch_tail = nullptr;
-        ts.batch_size = 0;
-        freed += reclaim_all(batch);
+        chunk[i].retired_count = 0;
+        freed += reclaim_all(std::exchange(chunk[i].retired, nullptr));
       }
     }
     if (freed == 0) break;
   }
-  for (auto& slot : chunks_) delete[] slot.load(std::memory_order_relaxed);
-  detail::hazard_record* r = records_head_->load(std::memory_order_acquire);
-  while (r != nullptr) {
-    assert(!r->in_use.load(std::memory_order_relaxed) || r->protected_ptr.load() == nullptr);
-    delete std::exchange(r, r->next);
+  for (auto& slot : chunks_) {
+    thread_state* chunk = slot.load(std::memory_order_relaxed);
+    if (chunk == nullptr) continue;
+    for (std::size_t i = 0; i < states_per_chunk; ++i) delete_blocks(chunk[i].spare);
+    delete[] chunk;
   }
+  detail::hazard_record* r = records_head_->load(std::memory_order_acquire);
+  while (r != nullptr) delete std::exchange(r, r->next);
 }
 
 hazard_pointer_domain::thread_state* hazard_pointer_domain::allocate_chunk(std::size_t index) {
@@ -125,36 +130,35 @@ void hazard_pointer_domain::release_record(detail::hazard_record* r) noexcept {
   r->in_use.store(false, std::memory_order_release); // pairs with the exchange in acquire_record
 }
 
-std::size_t hazard_pointer_domain::scan_threshold() const noexcept {
-  // relaxed: a heuristic; a stale count only moves the next scan a little.
-  const std::size_t h = record_count_.load(std::memory_order_relaxed);
-  return std::max(config_.scan_threshold, config_.scan_multiplier * h);
+detail::retired_block* hazard_pointer_domain::add_block(thread_state& ts) {
+  detail::retired_block* b = ts.spare;
+  if (b != nullptr)
+    ts.spare = b->next;
+  else
+    b = new detail::retired_block;
+  b->count = 0;
+  b->next = ts.retired;
+  ts.retired = b;
+  return b;
 }
 
-void hazard_pointer_domain::flush_batch(thread_state& ts, bool may_scan) noexcept {
-  if (ts.batch_head == nullptr) return;
-  detail::retired_node* head = std::exchange(ts.batch_head, nullptr);
-  detail::retired_node* tail = std::exchange(ts.batch_tail, nullptr);
-  const auto n = static_cast<std::int64_t>(std::exchange(ts.batch_size, 0));
-
-  detail::retired_node* old = shared_head_->load(std::memory_order_relaxed);
-  do {
-    tail->next_retired = old;
-    // [hp.publish] release: the unlinking of every object in the batch (done by
-    // this thread before retire) happens before the scan that takes them.
-  } while (!shared_head_->compare_exchange_weak(old, head, std::memory_order_release,
-                                                std::memory_order_relaxed));
-  // relaxed: the count only decides when to scan; the list itself is ordered by the CAS.
-  const std::int64_t total = shared_count_->fetch_add(n, std::memory_order_relaxed) + n;
-  if (may_scan && !tls_in_scan && total >= static_cast<std::int64_t>(scan_threshold())) scan();
-}
-
-std::size_t hazard_pointer_domain::scan() noexcept {
-  // [hp.take] acquire: pairs with [hp.publish]; every unlink of a taken object
-  // happens before the heavy fence below.
-  detail::retired_node* list = shared_head_->exchange(nullptr, std::memory_order_acquire);
-  if (list == nullptr) return 0;
+std::size_t hazard_pointer_domain::scan(thread_state& ts) noexcept {
+  if (tls_in_scan) return 0; // a deleter retired more: the running scan is enough
   scan_guard guard;
+
+  // Adopt the orphans of exited threads. Relaxed test first: no RMW when none.
+  if (orphans_->load(std::memory_order_relaxed) != nullptr) {
+    // [hp.adopt] acquire: pairs with [hp.orphan]; the exited thread's unlinks
+    // happen before the heavy fence below.
+    if (detail::retired_block* adopted = orphans_->exchange(nullptr, std::memory_order_acquire)) {
+      detail::retired_block* last = last_block(adopted);
+      last->next = ts.retired;
+      ts.retired = adopted;
+    }
+  }
+  detail::retired_block* const list = ts.retired;
+  if (list == nullptr) return 0;
+
   detail::stress_point();
   detail::asymmetric_fence::heavy(); // [hp.scan] pairs with [hp.protect]
 
@@ -168,58 +172,71 @@ std::size_t hazard_pointer_domain::scan() noexcept {
       if (const void* p = r->protected_ptr.load(std::memory_order_acquire)) hazards.push_back(p);
     }
   } catch (const std::bad_alloc&) {
-    // No room to remember the hazards: keep everything, try again next time.
-    hazards.clear();
-    detail::retired_node* tail = list;
-    while (tail->next_retired != nullptr) tail = tail->next_retired;
-    detail::retired_node* old = shared_head_->load(std::memory_order_relaxed);
-    do tail->next_retired = old;
-    while (!shared_head_->compare_exchange_weak(old, list, std::memory_order_release,
-                                                std::memory_order_relaxed));
-    return 0;
+    return 0; // no room to remember the hazards: keep everything, try again later
   }
   std::sort(hazards.begin(), hazards.end(), std::less<>());
 
-  detail::retired_node* kept_head = nullptr;
-  detail::retired_node* kept_tail = nullptr;
-  std::int64_t freed = 0;
-  while (list != nullptr) {
-    detail::retired_node* n = list;
-    list = n->next_retired;
-    if (std::binary_search(hazards.begin(), hazards.end(), n->protected_address, std::less<>())) {
-      n->next_retired = kept_head;
-      if (kept_head == nullptr) kept_tail = n;
-      kept_head = n;
-    } else {
-      n->reclaim(n); // may retire more objects: they go to this thread's batch
-      ++freed;
+  // Survivors are compacted towards the front: the write position (keep, k)
+  // never passes the read position, so no entry is overwritten unread. Blocks
+  // may be partly filled (the head block, adopted ones); all have one capacity.
+  constexpr std::size_t capacity = detail::retired_block::capacity;
+  detail::retired_block* keep = list;
+  std::size_t k = 0;
+  std::size_t freed = 0, kept = 0;
+  for (detail::retired_block* b = list; b != nullptr; b = b->next) {
+    for (std::size_t i = 0; i < b->count; ++i) {
+      const detail::retired_entry e = b->entries[i];
+      if (std::binary_search(hazards.begin(), hazards.end(), e.address, std::less<>())) {
+        if (k == capacity) {
+          keep->count = k;
+          keep = keep->next;
+          k = 0;
+        }
+        keep->entries[k++] = e;
+        ++kept;
+      } else {
+        // May retire more objects: they land in new blocks at the head of
+        // ts.retired, which this loop does not see; they wait for the next scan.
+        e.reclaim(e.address, e.context);
+        ++freed;
+      }
     }
   }
-
-  if (kept_head != nullptr) {
-    detail::retired_node* old = shared_head_->load(std::memory_order_relaxed);
-    do kept_tail->next_retired = old;
-    while (!shared_head_->compare_exchange_weak(old, kept_head, std::memory_order_release,
-                                                std::memory_order_relaxed));
+  keep->count = k;
+  // Blocks after `keep` are empty now: keep them for reuse.
+  if (detail::retired_block* empty = std::exchange(keep->next, nullptr)) {
+    last_block(empty)->next = ts.spare;
+    ts.spare = empty;
   }
-  shared_count_->fetch_sub(freed, std::memory_order_relaxed); // relaxed: heuristic count
+  // Deleters may have pushed new blocks in front of `list`; those stay at the
+  // head (they are the ones filling), the survivors follow.
+  ts.retired_count = kept;
+  for (detail::retired_block* b = ts.retired; b != list; b = b->next) ts.retired_count += b->count;
+
   // release: pairs with the acquire in stats(), so that retired >= reclaimed there.
-  reclaimed_.fetch_add(static_cast<std::uint64_t>(freed), std::memory_order_release);
+  reclaimed_.fetch_add(freed, std::memory_order_release);
   scans_.fetch_add(1, std::memory_order_relaxed); // relaxed: statistic
-  return static_cast<std::size_t>(freed);
+  return freed;
 }
 
-std::size_t hazard_pointer_domain::reclaim() {
-  flush_batch(local(), /*may_scan=*/false);
-  return tls_in_scan ? 0 : scan();
-}
+std::size_t hazard_pointer_domain::reclaim() { return scan(local()); }
 
 void hazard_pointer_domain::on_thread_exit(thread_registry::id_type id) noexcept {
   thread_state* chunk = chunks_[id / states_per_chunk].load(std::memory_order_acquire);
   if (chunk == nullptr) return; // this thread never used the domain
   thread_state& ts = chunk[id % states_per_chunk];
   // No scan here: we run under the registry's mutex and a deleter might need it.
-  flush_batch(ts, /*may_scan=*/false);
+  if (detail::retired_block* blocks = std::exchange(ts.retired, nullptr)) {
+    detail::retired_block* last = last_block(blocks);
+    detail::retired_block* old = orphans_->load(std::memory_order_relaxed);
+    do {
+      last->next = old;
+      // [hp.orphan] release: this thread's unlinks happen before the adopting scan.
+    } while (!orphans_->compare_exchange_weak(old, blocks, std::memory_order_release,
+                                              std::memory_order_relaxed));
+  }
+  ts.retired_count = 0;
+  delete_blocks(std::exchange(ts.spare, nullptr));
   while (ts.cached_records > 0) {
     detail::hazard_record* r = ts.record_cache[--ts.cached_records];
     r->in_use.store(false, std::memory_order_release); // pairs with acquire_record
@@ -243,8 +260,7 @@ hazard_pointer_domain_stats hazard_pointer_domain::stats() const noexcept {
 }
 
 std::size_t hazard_pointer_domain::garbage_bound() const noexcept {
-  const std::size_t threads = thread_registry::high_water();
-  return scan_threshold() + 2 * threads * config_.batch;
+  return thread_registry::high_water() * scan_threshold();
 }
 
 hazard_pointer_domain& hazard_pointer_default_domain() noexcept {

@@ -41,7 +41,6 @@ void counting_delete::operator()(counted* p) const {
 hazard_pointer_domain::config_type eager() {
   hazard_pointer_domain::config_type c;
   c.scan_threshold = 0;
-  c.batch = 1;
   return c;
 }
 
@@ -215,7 +214,9 @@ TEST_F(HazardPointer, DomainsAreIndependent) {
 
 TEST_F(HazardPointer, DestroyingTheDomainReclaimsEverything) {
   {
-    hazard_pointer_domain domain; // default thresholds: nothing reclaimed early
+    hazard_pointer_domain::config_type lazy;
+    lazy.scan_threshold = 1000; // nothing is reclaimed before the destructor
+    hazard_pointer_domain domain(lazy);
     for (int i = 0; i < 10; ++i) (new node(i))->retire({}, domain);
     EXPECT_EQ(live_nodes.load(), 10);
   }
@@ -224,15 +225,14 @@ TEST_F(HazardPointer, DestroyingTheDomainReclaimsEverything) {
 
 TEST_F(HazardPointer, ThreadExitHandsOverPendingRetirements) {
   hazard_pointer_domain::config_type c;
-  c.batch = 1000; // far more than the thread retires: all stay in its private batch
-  c.scan_threshold = 100000;
+  c.scan_threshold = 100000; // the thread never scans: all its entries are pending at exit
   hazard_pointer_domain domain(c);
   std::thread([&] {
     for (int i = 0; i < 10; ++i) (new node(i))->retire({}, domain);
   }).join();
   EXPECT_EQ(live_nodes.load(), 10);
   EXPECT_EQ(domain.stats().retired, 10u);
-  EXPECT_EQ(domain.reclaim(), 10u); // reachable only if the exit hook handed them over
+  EXPECT_EQ(domain.reclaim(), 10u); // reachable only if the exit hook made them orphans
   EXPECT_EQ(live_nodes.load(), 0);
 }
 
@@ -277,9 +277,6 @@ TEST_F(HazardPointer, RecordsAreReusedNotLeaked) {
 
 TEST_F(HazardPointer, InvalidConfigIsRejected) {
   hazard_pointer_domain::config_type c;
-  c.batch = 0;
-  EXPECT_THROW(hazard_pointer_domain{c}, std::invalid_argument);
-  c.batch = 1;
   c.scan_multiplier = 1;
   EXPECT_THROW(hazard_pointer_domain{c}, std::invalid_argument);
 }
@@ -287,10 +284,15 @@ TEST_F(HazardPointer, InvalidConfigIsRejected) {
 TEST_F(HazardPointer, GarbageBoundFollowsTheConfig) {
   hazard_pointer_domain::config_type c;
   c.scan_threshold = 500;
-  c.batch = 8;
   hazard_pointer_domain domain(c);
+  lfcore::thread_registry::current_id(); // this thread counts from now on
   const auto threads = lfcore::thread_registry::high_water();
-  EXPECT_EQ(domain.garbage_bound(), 500u + 2u * threads * 8u);
+  ASSERT_GE(threads, 1u);
+  EXPECT_EQ(domain.garbage_bound(), threads * 500u);
+  std::vector<hazard_pointer> many;
+  for (int i = 0; i < 300; ++i) many.push_back(make_hazard_pointer(domain));
+  EXPECT_EQ(domain.garbage_bound(), threads * 2u * domain.stats().hazard_records)
+      << "R grows with the hazard records: scan_multiplier * H";
 }
 
 } // namespace

@@ -22,6 +22,8 @@
 // load); wait() blocks by design.
 #pragma once
 
+#include "lfcore/detail/fence.hpp"
+
 #include <atomic>
 #include <cstdint>
 
@@ -56,7 +58,7 @@ private:
   void notify(bool all) noexcept {
     // [ec.notify] pairs with [ec.announce]: orders the caller's condition store
     // before the read of waiters_.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    detail::full_fence();
     if (waiters_.load(std::memory_order_relaxed) == 0) return; // relaxed: ordered by the fence
     epoch_.fetch_add(1, std::memory_order_seq_cst); // release side of [ec.key]
     if (all)

@@ -20,59 +20,67 @@
 //   alone on a cache line. make_hazard_pointer() takes a record from the calling
 //   thread's cache (no atomic RMW), else claims a free one with a CAS, else
 //   allocates one. A hazard_pointer object is one pointer to its record.
-// * Retire pushes onto the calling thread's private batch (no atomic RMW). A
-//   full batch (`batch` objects) moves to the domain's shared retired list with
-//   one CAS. When the shared list holds at least R = max(scan_threshold,
-//   scan_multiplier * H) objects, H being the number of hazard records, the
-//   pushing thread scans: it takes the whole list, reads every hazard record
-//   once, reclaims what no record protects and puts the rest back. At most H
-//   objects survive a scan and R >= 2H, so a scan frees at least half of what it
-//   takes: reclamation costs O(1) amortised per retired object (plus the sort of
-//   the H hazards, O(log H) per object).
-// * Per-thread state sits in a table indexed by thread_registry ids; a thread
-//   that exits hands its batch to the shared list and returns its cached
-//   records (thread_registry exit listener). No attach/detach call exists.
+// * Each thread keeps its own retired entries {address, reclaim function} in
+//   blocks of contiguous arrays: retire is an append, with no atomic RMW and
+//   no write to the retired object (other threads may still be reading its
+//   cache line). When the thread holds R = max(scan_threshold,
+//   scan_multiplier * H) entries, H being the number of hazard records, it
+//   scans its own entries: it reads every hazard record once, reclaims what no
+//   record protects and compacts the survivors. At most H survive and R >= 2H,
+//   so a scan frees at least half of what it looks at: O(1) amortised per
+//   object, plus O(log H) for the binary search among the sorted hazards.
+// * Owner scans (Michael's design, also libcds' and xenium's) keep frees on
+//   the thread that retired: an earlier lfcore design shared one retired list
+//   among threads, and its cross-thread frees made retire+reclaim 2.5x slower
+//   at 2 threads under glibc malloc (bench/results/hazard_pointer.md).
+// * A thread that exits hands its entries to the domain's orphan list, which
+//   the next scan of any thread adopts; it returns its cached records. Per-
+//   thread state sits in a table indexed by thread_registry ids (exit
+//   listener). No attach/detach call exists.
+// * hazard_pointer_obj_base<T> adds no bytes to T (it holds only the deleter,
+//   an empty base for std::default_delete), and retire(p, deleter) of any type
+//   allocates nothing when the deleter is stateless.
 //
 // Garbage bound
 // -------------
-// With T threads that have used the domain, batch size B and threshold R, the
-// objects retired but not yet reclaimed are, whenever no scan is in progress,
-// fewer than  R + 2*T*B  (garbage_bound()): private batches hold < B each, and the
-// shared list stays below R + T*B because every push that reaches R scans. This
-// holds however long a thread stalls while protecting objects: a stalled
-// hazard pointer keeps exactly the object it protects, and R counts it. A
-// thread preempted in the middle of a scan delays only the list it took.
+// Each thread holds fewer than R of its own retired entries, so with T
+// threads that have used the domain the objects retired but not yet
+// reclaimed are fewer than  T * R  (garbage_bound()), plus the entries of
+// threads that exited since the last scan (each fewer than R). This holds
+// however long a thread stalls while protecting objects: a stalled hazard
+// pointer keeps exactly the object it protects, and R counts it.
 //
 // Memory orders (labels pair across files; search for them)
 // ---------------------------------------------------------
 // [hp.protect]  reader: hazard store; asymmetric_fence::light(); re-load of the
 //               source. Pairs with [hp.scan].
 // [hp.scan]     reclaimer: asymmetric_fence::heavy() after the object was
-//               unlinked (the unlink happens-before the scan through
-//               [hp.publish]/[hp.take]) and before the hazards are read. Either
-//               the reader's re-load sees the unlink (it retries and never
-//               dereferences) or the reclaimer sees the hazard (it keeps the
-//               object). This is the store-load (Dekker) pattern and needs the
-//               pair of full fences; acquire/release alone would not do.
+//               unlinked (by this thread before retire, or by an exited thread
+//               whose entries were adopted through [hp.orphan]/[hp.adopt]) and
+//               before the hazards are read. Either the reader's re-load sees
+//               the unlink (it retries and never dereferences) or the
+//               reclaimer sees the hazard (it keeps the object). This is the
+//               store-load (Dekker) pattern and needs the pair of full fences;
+//               acquire/release alone would not do.
 // [hp.reset]    release store that clears or moves a hazard: the reader's
 //               accesses to the object happen before a reclaimer that reads the
 //               new value with acquire and then frees the object.
-// [hp.publish]/[hp.take]  release CAS that pushes retired objects onto the
-//               shared list / acquire exchange that takes it.
+// [hp.orphan]/[hp.adopt]  release CAS that pushes an exited thread's blocks
+//               onto the orphan list / acquire exchange that takes them.
 //
 // Progress: protect() is lock-free (it retries only when the source changed,
 // i.e. when another thread made progress); try_protect() and reset_protection()
-// are wait-free; retire() is lock-free and amortised O(1), but runs deleters of
-// other objects when it scans. make_hazard_pointer() is lock-free; it allocates
-// when no free record exists. Thread exit and domain construction/destruction
-// take the thread registry's mutex.
+// are wait-free; retire() is wait-free but for the scan it runs every R
+// retirements (bounded work, O(R + H log H)) and the deleters that scan runs.
+// make_hazard_pointer() is lock-free; it allocates when no free record exists.
+// Thread exit and domain construction/destruction take the thread registry's
+// mutex.
 //
-// What it does not do: it does not bound garbage against a thread that stalls
-// half-way through a scan; retired objects in another live thread's private
-// batch (fewer than B per thread) are out of reach of reclaim() until that
-// thread retires more or exits; the default domain is never destroyed, so
-// objects still pending at exit are not reclaimed (they stay reachable, leak
-// checkers stay quiet) - call reclaim() first if their deleters have effects.
+// What it does not do: reclaim() reaches only the caller's entries and the
+// orphans, not other live threads' (fewer than R each), which wait for their
+// owner's next scan or exit; the default domain is never destroyed, so objects
+// still pending at exit are not reclaimed (they stay reachable, leak checkers
+// stay quiet) - call reclaim() first if their deleters have effects.
 #pragma once
 
 #include "lfcore/cache_padded.hpp"
@@ -97,12 +105,23 @@ hazard_pointer_domain& hazard_pointer_default_domain() noexcept;
 
 namespace detail {
 
-/// The header every retired object carries: 3 words.
-struct retired_node {
-  retired_node* next_retired = nullptr;
-  const void* protected_address = nullptr; // what hazard pointers compare against
-  void (*reclaim)(retired_node*) noexcept = nullptr;
+/// One retired object: what hazard pointers compare against, and how to free it.
+struct retired_entry {
+  const void* address;
+  void* context; // a box for stateful deleters, else unused
+  void (*reclaim)(const void* address, void* context) noexcept;
 };
+
+/// A block of a thread's retired entries. Blocks are small enough for the
+/// allocator's per-thread cache (glibc's tcache stops at 1032 bytes; larger
+/// requests consolidate its fast bins, which cost 10% of a queue benchmark).
+struct retired_block {
+  static constexpr std::size_t capacity = stress_build ? 2 : 32;
+  retired_block* next = nullptr;
+  std::size_t count = 0;
+  retired_entry entries[capacity];
+};
+static_assert(sizeof(retired_block) <= 1024);
 
 /// One hazard pointer's slot. Single writer (the owning hazard_pointer),
 /// many readers (scans). Alone on its cache line so readers do not false-share.
@@ -113,33 +132,33 @@ struct alignas(cache_line_size) hazard_record {
   hazard_pointer_domain* domain = nullptr;
 };
 
+/// How retire(p, deleter) frees p: inline for stateless deleters, through a
+/// heap box (freed with it) for deleters that carry state.
 template <class T, class D>
-struct retired_box final : retired_node {
-  T* object;
-  [[no_unique_address]] D deleter;
-  retired_box(T* p, D d) : object(p), deleter(std::move(d)) {
-    protected_address = p;
-    reclaim = &reclaim_box;
+retired_entry make_retired_entry(T* p, D&& deleter) {
+  using deleter_type = std::decay_t<D>;
+  if constexpr (std::is_empty_v<deleter_type> && std::is_default_constructible_v<deleter_type>) {
+    return {p, nullptr, [](const void* a, void*) noexcept {
+              deleter_type()(const_cast<T*>(static_cast<const T*>(a)));
+            }};
+  } else {
+    auto* box = new deleter_type(std::forward<D>(deleter));
+    return {p, box, [](const void* a, void* ctx) noexcept {
+              std::unique_ptr<deleter_type> d(static_cast<deleter_type*>(ctx));
+              (*d)(const_cast<T*>(static_cast<const T*>(a)));
+            }};
   }
-  static void reclaim_box(retired_node* n) noexcept {
-    auto* box = static_cast<retired_box*>(n);
-    box->deleter(box->object);
-    delete box;
-  }
-};
+}
 
 } // namespace detail
 
 /// Tuning of a domain. Defaults are chosen by the micro-benchmarks in
 /// bench/micro (see bench/results/); stress builds shrink them to the minimum.
 struct hazard_pointer_domain_config {
-  /// Minimum number of objects on the shared list before a scan (R_min).
+  /// Minimum number of entries a thread holds before it scans (R_min).
   std::size_t scan_threshold = stress_build ? 0 : 1000;
   /// R = max(scan_threshold, scan_multiplier * hazard records). At least 2.
   std::size_t scan_multiplier = 2;
-  /// Objects a thread retires privately before one CAS moves them to the
-  /// shared list. At least 1.
-  std::size_t batch = stress_build ? 1 : 64;
 };
 
 struct hazard_pointer_domain_stats {
@@ -161,7 +180,7 @@ class hazard_pointer_domain final : thread_registry::exit_listener {
 public:
   using config_type = hazard_pointer_domain_config;
 
-  /// Throws std::invalid_argument when batch == 0 or scan_multiplier < 2.
+  /// Throws std::invalid_argument when scan_multiplier < 2.
   explicit hazard_pointer_domain(config_type config = {});
   ~hazard_pointer_domain();
   hazard_pointer_domain(const hazard_pointer_domain&) = delete;
@@ -169,18 +188,18 @@ public:
 
   /// Retires an object that does not derive from hazard_pointer_obj_base:
   /// `deleter(p)` runs once no hazard pointer of this domain protects p.
-  /// Allocates a 4-word box; throws std::bad_alloc (and then p is not retired,
-  /// the caller still owns it). Precondition: p is unreachable for new readers.
+  /// A deleter with state is moved to a heap box; that allocation may throw
+  /// std::bad_alloc, and then p is not retired (the caller still owns it).
+  /// Precondition: p is unreachable for new readers. May run other deleters.
   template <class T, class D = std::default_delete<T>>
   void retire(T* p, D deleter = D()) {
-    auto* box = new detail::retired_box<T, D>(p, std::move(deleter));
-    push_retired(box);
+    push_retired(detail::make_retired_entry(p, std::move(deleter)));
   }
 
-  /// Synchronous cleanup: moves the caller's private batch to the shared list
-  /// and scans it, deleting every object no hazard pointer protects. Objects in
-  /// other live threads' private batches are not reached (see the header).
-  /// Returns the number of objects this call deleted. Runs deleters.
+  /// Synchronous cleanup: scans the caller's retired entries and the orphans of
+  /// exited threads, deleting every object no hazard pointer protects. Other
+  /// live threads' entries are not reached (see the header). Returns the
+  /// number of objects this call deleted. Runs deleters.
   std::size_t reclaim();
 
   /// Counters, read without stopping anyone: each is exact at some instant
@@ -201,9 +220,9 @@ private:
 
   struct alignas(cache_line_size) thread_state {
     // Owner-only, except under the exit hook and the destructor.
-    detail::retired_node* batch_head = nullptr;
-    detail::retired_node* batch_tail = nullptr;
-    std::size_t batch_size = 0;
+    detail::retired_block* retired = nullptr; // head block is the one filling
+    std::size_t retired_count = 0;            // entries in `retired`
+    detail::retired_block* spare = nullptr;   // empty blocks kept for reuse
     static constexpr std::size_t record_cache_capacity = 8;
     std::size_t cached_records = 0;
     detail::hazard_record* record_cache[record_cache_capacity];
@@ -222,32 +241,38 @@ private:
     return chunk[id % states_per_chunk];
   }
 
-  void push_retired(detail::retired_node* n) {
+  // Never throws but for the allocation of a block, which happens only while
+  // a thread's retired set grows past its largest size so far.
+  void push_retired(const detail::retired_entry& e) {
     thread_state& ts = local();
-    n->next_retired = ts.batch_head;
-    if (ts.batch_head == nullptr) ts.batch_tail = n;
-    ts.batch_head = n;
+    detail::retired_block* b = ts.retired;
+    if (b == nullptr || b->count == detail::retired_block::capacity) b = add_block(ts);
+    b->entries[b->count++] = e;
     // relaxed: single writer; stats() only needs an eventually exact count.
     ts.retired_total.store(ts.retired_total.load(std::memory_order_relaxed) + 1,
                            std::memory_order_relaxed);
-    if (++ts.batch_size >= config_.batch) flush_batch(ts, /*may_scan=*/true);
+    if (++ts.retired_count >= scan_threshold()) scan(ts);
   }
 
   detail::hazard_record* acquire_record();
   void release_record(detail::hazard_record* r) noexcept;
 
   thread_state* allocate_chunk(std::size_t index);
-  void flush_batch(thread_state& ts, bool may_scan) noexcept;
-  std::size_t scan() noexcept;
-  std::size_t scan_threshold() const noexcept;
+  detail::retired_block* add_block(thread_state& ts);
+  std::size_t scan(thread_state& ts) noexcept;
+  std::size_t scan_threshold() const noexcept {
+    // relaxed: a heuristic; a stale count only moves the next scan a little.
+    const std::size_t h = record_count_.load(std::memory_order_relaxed);
+    return config_.scan_threshold > config_.scan_multiplier * h ? config_.scan_threshold
+                                                                : config_.scan_multiplier * h;
+  }
   void on_thread_exit(thread_registry::id_type id) noexcept override;
 
   const config_type config_;
   std::atomic<thread_state*> chunks_[chunk_count] = {};
 
-  // Retired objects visible to every thread.
-  cache_padded<std::atomic<detail::retired_node*>> shared_head_{};
-  cache_padded<std::atomic<std::int64_t>> shared_count_{}; // may dip below 0 briefly
+  // Blocks left by exited threads, adopted by the next scan of any thread.
+  cache_padded<std::atomic<detail::retired_block*>> orphans_{};
 
   // Hazard records: a grow-only list.
   cache_padded<std::atomic<detail::hazard_record*>> records_head_{};
@@ -355,34 +380,33 @@ make_hazard_pointer(hazard_pointer_domain& domain = hazard_pointer_default_domai
 /// P2530's base class for objects that can be retired. T derives from
 /// hazard_pointer_obj_base<T, D>; D is the deleter called on a T*.
 template <class T, class D = std::default_delete<T>>
-class hazard_pointer_obj_base : private detail::retired_node {
+class hazard_pointer_obj_base {
 public:
   /// Hands the object to `domain`: deleter(this) runs once no hazard pointer of
   /// the domain protects it. Precondition: the object is unreachable for new
-  /// readers and was not retired before. noexcept; lock-free; may run other
-  /// objects' deleters.
+  /// readers and was not retired before. noexcept: the rare allocation of a
+  /// block failing terminates (see push_retired). May run other deleters.
   void retire(D deleter = D(), hazard_pointer_domain& domain = hazard_pointer_default_domain()) noexcept {
     static_assert(std::is_base_of_v<hazard_pointer_obj_base, T>,
                   "T must derive from hazard_pointer_obj_base<T, D>");
     deleter_ = std::move(deleter);
-    protected_address = static_cast<const T*>(this);
-    reclaim = &reclaim_object;
-    domain.push_retired(this);
+    domain.push_retired({static_cast<const T*>(this), nullptr, &reclaim_object});
   }
 
 protected:
   hazard_pointer_obj_base() = default;
-  hazard_pointer_obj_base(const hazard_pointer_obj_base&) noexcept : retired_node() {}
-  hazard_pointer_obj_base(hazard_pointer_obj_base&&) noexcept : retired_node() {}
-  hazard_pointer_obj_base& operator=(const hazard_pointer_obj_base&) noexcept { return *this; }
-  hazard_pointer_obj_base& operator=(hazard_pointer_obj_base&&) noexcept { return *this; }
+  hazard_pointer_obj_base(const hazard_pointer_obj_base&) = default;
+  hazard_pointer_obj_base(hazard_pointer_obj_base&&) = default;
+  hazard_pointer_obj_base& operator=(const hazard_pointer_obj_base&) = default;
+  hazard_pointer_obj_base& operator=(hazard_pointer_obj_base&&) = default;
   ~hazard_pointer_obj_base() = default;
 
 private:
-  static void reclaim_object(detail::retired_node* n) noexcept {
-    auto* self = static_cast<hazard_pointer_obj_base*>(n);
+  static void reclaim_object(const void* address, void*) noexcept {
+    T* object = const_cast<T*>(static_cast<const T*>(address));
+    auto* self = static_cast<hazard_pointer_obj_base*>(object);
     D deleter = std::move(self->deleter_);
-    deleter(static_cast<T*>(self));
+    deleter(object);
   }
 
   [[no_unique_address]] D deleter_{};

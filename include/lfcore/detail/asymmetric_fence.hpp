@@ -17,11 +17,13 @@
 // The mode is chosen once, before any hazard pointer exists (init() runs in
 // every domain's constructor), and never changes. Setting the environment
 // variable LFCORE_HP_FENCE=symmetric forces the portable mode; tests run both.
-// Under ThreadSanitizer the portable mode is forced: TSan models neither
-// membarrier nor standalone fences, and lfcore's hazard-pointer protocol does
+// Under ThreadSanitizer the portable mode is forced (TSan models neither
+// membarrier nor fences; see detail/fence.hpp), and lfcore's hazard-pointer protocol does
 // not rely on TSan seeing them (reclaim is ordered after a reader's last access
 // by the release store that resets its hazard pointer).
 #pragma once
+
+#include "lfcore/detail/fence.hpp"
 
 #include <atomic>
 
@@ -37,7 +39,7 @@ inline void light() noexcept {
   if (membarrier_active.load(std::memory_order_relaxed)) // relaxed: written once before any use
     std::atomic_signal_fence(std::memory_order_seq_cst);
   else
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    full_fence();
 }
 
 void heavy() noexcept;

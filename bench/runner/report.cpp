@@ -1,0 +1,161 @@
+// bench/runner/report.cpp - CSV, Markdown tables and gnuplot plots.
+#include "runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <unistd.h>
+
+namespace runner {
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+std::string machine_line() {
+  std::string cpu = "unknown CPU";
+  std::ifstream info("/proc/cpuinfo");
+  for (std::string line; std::getline(info, line);)
+    if (line.rfind("model name", 0) == 0) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  std::ostringstream o;
+  o << cpu << ", " << std::thread::hardware_concurrency() << " hardware threads, "
+    << (pages * page) / (1L << 30) << " GiB, compiler " << __VERSION__;
+  return o.str();
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+  return buf;
+}
+
+std::string fmt(double v, int digits = 2) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+} // namespace
+
+void write_report(const options& opt, const std::vector<sweep>& sweeps,
+                  const std::vector<measurement>& results) {
+  namespace fs = std::filesystem;
+  fs::create_directories(opt.out);
+
+  std::ofstream csv(fs::path(opt.out) / "results.csv");
+  csv << "sweep,contender,threads,rep,mops_per_s\n";
+  for (const auto& m : results)
+    csv << m.sweep << ",\"" << m.contender << "\"," << m.threads << "," << m.rep << ","
+        << m.ops_per_second / 1e6 << "\n";
+
+  std::ofstream md(fs::path(opt.out) / "report.md");
+  md << "# lfcore scalability report\n\n"
+     << "- command: `" << opt.command_line << "`\n"
+     << "- date: " << utc_now() << "\n"
+     << "- machine: " << machine_line() << "\n"
+     << "- method: every point is the median of " << opt.reps << " runs of " << opt.seconds
+     << " s; contenders interleaved in rotating order at every point.\n"
+     << "- speedup is against the same contender at 1 thread; efficiency = speedup / threads. "
+        "Past the core count, efficiency must fall: the sweep goes there on purpose.\n\n";
+
+  const bool have_gnuplot = std::system("command -v gnuplot >/dev/null 2>&1") == 0;
+  for (const sweep& s : sweeps) {
+    // medians[contender][threads]
+    std::map<std::string, std::map<int, double>> med;
+    for (const auto& c : s.contenders)
+      for (int t : opt.threads) {
+        std::vector<double> v;
+        for (const auto& m : results)
+          if (m.sweep == s.name && m.contender == c.name && m.threads == t)
+            v.push_back(m.ops_per_second / 1e6);
+        med[c.name][t] = median(v);
+      }
+    const contender* ours = nullptr;
+    for (const auto& c : s.contenders)
+      if (c.is_lfcore) ours = &c;
+
+    md << "## " << s.title << " (`" << s.name << "`)\n\n" << "One operation: " << s.what << ".\n\n";
+    md << "Throughput, Mops/s (median)\n\n| threads |";
+    for (const auto& c : s.contenders) md << " " << c.name << " |";
+    if (ours)
+      for (const auto& c : s.contenders)
+        if (&c != ours) md << " lfcore / " << c.name << " |";
+    md << "\n|---:|";
+    for (std::size_t i = 0; i < s.contenders.size() * 2 - (ours ? 1 : s.contenders.size()); ++i)
+      md << "---:|";
+    md << "\n";
+    for (int t : opt.threads) {
+      md << "| " << t << " |";
+      for (const auto& c : s.contenders) md << " " << fmt(med[c.name][t]) << " |";
+      if (ours)
+        for (const auto& c : s.contenders)
+          if (&c != ours)
+            md << " " << (med[c.name][t] > 0 ? fmt(med[ours->name][t] / med[c.name][t]) + "x" : "-")
+               << " |";
+      md << "\n";
+    }
+    md << "\nSpeedup and efficiency\n\n| threads |";
+    for (const auto& c : s.contenders) md << " " << c.name << " |";
+    md << "\n|---:|";
+    for (std::size_t i = 0; i < s.contenders.size(); ++i) md << "---:|";
+    md << "\n";
+    for (int t : opt.threads) {
+      md << "| " << t << " |";
+      for (const auto& c : s.contenders) {
+        const double base = med[c.name][opt.threads.front()] / opt.threads.front();
+        const double speedup = base > 0 ? med[c.name][t] / base : 0;
+        md << " " << fmt(speedup) << " (" << fmt(100 * speedup / t, 0) << "%) |";
+      }
+      md << "\n";
+    }
+
+    // Plot data: one column per contender.
+    const fs::path dat = fs::path(opt.out) / (s.name + ".dat");
+    std::ofstream d(dat);
+    d << "# threads";
+    for (const auto& c : s.contenders) d << "\t\"" << c.name << "\"";
+    d << "\n";
+    for (int t : opt.threads) {
+      d << t;
+      for (const auto& c : s.contenders) d << "\t" << med[c.name][t];
+      d << "\n";
+    }
+    d.close();
+    if (have_gnuplot) {
+      const fs::path gp = fs::path(opt.out) / (s.name + ".gp");
+      std::ofstream g(gp);
+      g << "set terminal pngcairo size 900,540 noenhanced\n"
+        << "set output '" << (fs::path(opt.out) / (s.name + ".png")).string() << "'\n"
+        << "set title '" << s.title << " - median Mops/s'\n"
+        << "set xlabel 'threads'\nset ylabel 'Mops/s'\nset logscale x 2\nset key outside right\n"
+        << "set grid\nset yrange [0:*]\n"
+        << "plot for [i=2:" << s.contenders.size() + 1 << "] '" << dat.string()
+        << "' using 1:i with linespoints lw 2 title columnhead(i)\n";
+      g.close();
+      if (std::system(("gnuplot '" + gp.string() + "'").c_str()) == 0)
+        md << "\n![" << s.name << "](" << s.name << ".png)\n";
+      else
+        md << "\n(gnuplot failed: no plot)\n";
+    }
+    md << "\n";
+  }
+}
+
+} // namespace runner

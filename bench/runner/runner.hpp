@@ -1,0 +1,56 @@
+// bench/runner/runner.hpp - the scalability runner's vocabulary.
+//
+// A sweep measures throughput of several contenders at several thread counts.
+// The runner interleaves them: for each repetition and thread count it runs
+// every contender once, in an order that rotates, so that machine noise (this
+// machine is shared) hits all of them alike; the report quotes medians.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace runner {
+
+struct point {
+  int threads;
+  double seconds; // how long each measurement runs
+};
+
+struct contender {
+  std::string name;
+  bool is_lfcore;
+  std::function<double(const point&)> run; // returns operations per second
+};
+
+struct sweep {
+  std::string name;  // file-name friendly
+  std::string title; // for the report
+  std::string what;  // one sentence: what one operation is
+  std::vector<contender> contenders;
+};
+
+struct measurement {
+  std::string sweep, contender;
+  int threads, rep;
+  double ops_per_second;
+};
+
+struct options {
+  std::vector<int> threads{1, 2, 4, 8};
+  int reps = 3;
+  double seconds = 0.5;
+  std::string out = "bench/results/latest";
+  std::string only;      // run only the sweep of this name
+  std::string contender; // run only contenders whose name contains this
+  std::string command_line;
+  bool quick = false;
+};
+
+std::vector<sweep> all_sweeps();
+
+/// Writes results.csv, report.md, one .dat and one .png (if gnuplot is there) per sweep.
+void write_report(const options& opt, const std::vector<sweep>& sweeps,
+                  const std::vector<measurement>& results);
+
+} // namespace runner

@@ -46,8 +46,9 @@ public:
     for (;;) {
       node* tail = hp.protect(*tail_);
       node* next = tail->next.load(std::memory_order_acquire); // acquire: pairs with [msq.link]
-      if (next != nullptr) { // tail lags: help, then retry
-        tail_->compare_exchange_weak(tail, next, std::memory_order_release, std::memory_order_relaxed);
+      if (next != nullptr) {                                   // tail lags: help, then retry
+        tail_->compare_exchange_weak(tail, next, std::memory_order_release,
+                                     std::memory_order_relaxed);
         continue;
       }
       node* expected = nullptr;
@@ -72,7 +73,8 @@ public:
       if (next == nullptr) return std::nullopt; // linearizes at the load of head->next
       node* tail = tail_->load(std::memory_order_acquire);
       if (head == tail) { // tail lags behind a linked node: help
-        tail_->compare_exchange_weak(tail, next, std::memory_order_release, std::memory_order_relaxed);
+        tail_->compare_exchange_weak(tail, next, std::memory_order_release,
+                                     std::memory_order_relaxed);
         continue;
       }
       // acq_rel: the winner takes next's value; linearizes here.

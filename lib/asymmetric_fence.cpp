@@ -20,7 +20,9 @@ namespace lfcore::detail::asymmetric_fence {
 namespace {
 
 #if defined(__linux__) && defined(__NR_membarrier)
-long membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }
+long membarrier(int cmd) {
+  return syscall(__NR_membarrier, cmd, 0, 0);
+}
 
 bool try_register_membarrier() {
   if (tsan_build) return false;
@@ -31,7 +33,9 @@ bool try_register_membarrier() {
   return membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
 }
 #else
-bool try_register_membarrier() { return false; }
+bool try_register_membarrier() {
+  return false;
+}
 #endif
 
 } // namespace

@@ -35,7 +35,8 @@ void delete_blocks(detail::retired_block* b) noexcept {
 std::size_t reclaim_all(detail::retired_block* b) noexcept {
   std::size_t n = 0;
   for (; b != nullptr; delete std::exchange(b, b->next))
-    for (std::size_t i = 0; i < b->count; ++i, ++n) b->entries[i].reclaim(b->entries[i].address, b->entries[i].context);
+    for (std::size_t i = 0; i < b->count; ++i, ++n)
+      b->entries[i].reclaim(b->entries[i].address, b->entries[i].context);
   return n;
 }
 
@@ -219,7 +220,9 @@ std::size_t hazard_pointer_domain::scan(thread_state& ts) noexcept {
   return freed;
 }
 
-std::size_t hazard_pointer_domain::reclaim() { return scan(local()); }
+std::size_t hazard_pointer_domain::reclaim() {
+  return scan(local());
+}
 
 void hazard_pointer_domain::on_thread_exit(thread_registry::id_type id) noexcept {
   thread_state* chunk = chunks_[id / states_per_chunk].load(std::memory_order_acquire);

@@ -19,11 +19,13 @@ namespace {
 
 using lfcore::hazard_pointer_domain;
 
-// LFCORE_STRESS_SCALE multiplies the work (soak runs); sanitizer builds divide it.
+// LFCORE_STRESS_SCALE multiplies the work (soak runs). Stress builds scan on
+// every retire and TSan slows everything ~10x: they run a quarter / an eighth.
 long scaled(long n) {
   long scale = 1;
   if (const char* s = std::getenv("LFCORE_STRESS_SCALE")) scale = std::max(1L, std::atol(s));
-  if constexpr (lfcore::tsan_build) n /= 8;
+  if constexpr (lfcore::stress_build) n /= 4;
+  if constexpr (lfcore::tsan_build) n /= 2;
   return std::max(1L, n * scale);
 }
 
@@ -50,7 +52,7 @@ void poison_delete::operator()(payload* p) const {
 TEST(HazardPointerStress, ReadersNeverSeeReclaimedObjects) {
   hazard_pointer_domain domain;
   constexpr int slots = 8, readers = 4, writers = 2;
-  const long writes = scaled(200'000);
+  const long writes = scaled(1'000'000);
   std::vector<std::atomic<payload*>> slot(slots);
   for (int i = 0; i < slots; ++i) slot[i].store(new payload(static_cast<std::uint64_t>(i)));
   std::atomic<bool> stop{false};
@@ -77,7 +79,8 @@ TEST(HazardPointerStress, ReadersNeverSeeReclaimedObjects) {
     writer_threads.emplace_back([&, w] {
       for (long i = 0; i < writes; ++i) {
         auto* fresh = new payload(static_cast<std::uint64_t>(i * writers + w));
-        payload* old = slot[static_cast<std::size_t>(i) % slots].exchange(fresh, std::memory_order_acq_rel);
+        payload* old =
+            slot[static_cast<std::size_t>(i) % slots].exchange(fresh, std::memory_order_acq_rel);
         old->retire({}, domain);
       }
     });
@@ -101,7 +104,10 @@ TEST(HazardPointerStress, ReadersNeverSeeReclaimedObjects) {
 TEST(HazardPointerStress, StalledProtectorKeepsGarbageBounded) {
   hazard_pointer_domain domain;
   constexpr int writers = 3;
-  const long rounds = scaled(40), per_round = 5'000;
+  const long rounds = scaled(200);
+  // Round sizes prime to R and different per writer, so that checkpoints fall
+  // between scans, where each writer holds up to R - 1 entries.
+  auto per_round = [](int w) { return 4'999L + 131L * w; };
   std::atomic<payload*> victim{new payload(77)};
   std::atomic<bool> protected_now{false}, release{false};
 
@@ -120,10 +126,11 @@ TEST(HazardPointerStress, StalledProtectorKeepsGarbageBounded) {
   std::barrier checkpoint(writers + 1);
   std::vector<std::thread> threads;
   for (int w = 0; w < writers; ++w)
-    threads.emplace_back([&] {
+    threads.emplace_back([&, w] {
       lfcore::hazard_pointer hp = lfcore::make_hazard_pointer(domain); // counts in H
       for (long r = 0; r < rounds; ++r) {
-        for (long i = 0; i < per_round; ++i) (new payload(static_cast<std::uint64_t>(i)))->retire({}, domain);
+        for (long i = 0; i < per_round(w); ++i)
+          (new payload(static_cast<std::uint64_t>(i)))->retire({}, domain);
         checkpoint.arrive_and_wait(); // quiescent: no scan in progress
         checkpoint.arrive_and_wait(); // main thread has measured
       }
@@ -137,7 +144,7 @@ TEST(HazardPointerStress, StalledProtectorKeepsGarbageBounded) {
   for (auto& t : threads) t.join();
   const auto s = domain.stats();
   EXPECT_LE(worst, bound) << "pending objects exceeded the documented bound";
-  EXPECT_GE(s.retired, static_cast<std::uint64_t>(writers * rounds * per_round));
+  EXPECT_GE(s.retired, static_cast<std::uint64_t>(writers * rounds * per_round(0)));
   // Garbage stays bounded, not merely counted: far fewer pending than retired.
   EXPECT_LT(worst * 10, s.retired);
   domain.reclaim();
@@ -153,7 +160,7 @@ TEST(HazardPointerStress, StalledProtectorKeepsGarbageBounded) {
 
 TEST(HazardPointerStress, ThreadChurnLeavesNothingBehind) {
   hazard_pointer_domain domain;
-  const long generations = scaled(100);
+  const long generations = scaled(400);
   std::atomic<payload*> shared{new payload(0)};
   for (long g = 0; g < generations; ++g) {
     std::vector<std::thread> threads;
@@ -178,7 +185,7 @@ TEST(HazardPointerStress, ThreadChurnLeavesNothingBehind) {
 
 // The example queue: every item delivered exactly once, per-producer FIFO.
 void queue_exactly_once(int producers, int consumers) {
-  const long per_producer = scaled(100'000) / producers;
+  const long per_producer = scaled(1'000'000) / producers;
   example::michael_scott_queue<std::uint64_t> queue;
   std::vector<std::atomic<int>> seen(static_cast<std::size_t>(per_producer * producers));
   std::atomic<long> popped{0};
@@ -211,8 +218,14 @@ void queue_exactly_once(int producers, int consumers) {
   EXPECT_FALSE(queue.try_pop().has_value());
 }
 
-TEST(HazardPointerStress, QueueExactlyOnce1x1) { queue_exactly_once(1, 1); }
-TEST(HazardPointerStress, QueueExactlyOnce2x2) { queue_exactly_once(2, 2); }
-TEST(HazardPointerStress, QueueExactlyOnce4x4) { queue_exactly_once(4, 4); }
+TEST(HazardPointerStress, QueueExactlyOnce1x1) {
+  queue_exactly_once(1, 1);
+}
+TEST(HazardPointerStress, QueueExactlyOnce2x2) {
+  queue_exactly_once(2, 2);
+}
+TEST(HazardPointerStress, QueueExactlyOnce4x4) {
+  queue_exactly_once(4, 4);
+}
 
 } // namespace

@@ -91,7 +91,8 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
     for (const auto& c : s.contenders)
       if (c.is_lfcore) ours = &c;
 
-    md << "## " << s.title << " (`" << s.name << "`)\n\n" << "One operation: " << s.what << ".\n\n";
+    md << "## " << s.title << " (`" << s.name << "`)\n\n"
+       << "One operation: " << s.what << ".\n\n";
     md << "Throughput, Mops/s (median)\n\n| threads |";
     for (const auto& c : s.contenders) md << " " << c.name << " |";
     if (ours)
@@ -129,7 +130,7 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
     // Plot data: one column per contender.
     const fs::path dat = fs::path(opt.out) / (s.name + ".dat");
     std::ofstream d(dat);
-    d << "# threads";
+    d << "threads"; // a plain header line: gnuplot's columnhead reads it
     for (const auto& c : s.contenders) d << "\t\"" << c.name << "\"";
     d << "\n";
     for (int t : opt.threads) {
@@ -142,14 +143,14 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
       const fs::path gp = fs::path(opt.out) / (s.name + ".gp");
       std::ofstream g(gp);
       g << "set terminal pngcairo size 900,540 noenhanced\n"
-        << "set output '" << (fs::path(opt.out) / (s.name + ".png")).string() << "'\n"
+        << "set output '" << s.name << ".png'\n" // paths relative to the report directory
         << "set title '" << s.title << " - median Mops/s'\n"
-        << "set xlabel 'threads'\nset ylabel 'Mops/s'\nset logscale x 2\nset key outside right\n"
+        << "set xlabel 'threads'\nset ylabel 'Mops/s'\nset logscale x 2\nset key top right\n"
         << "set grid\nset yrange [0:*]\n"
-        << "plot for [i=2:" << s.contenders.size() + 1 << "] '" << dat.string()
+        << "plot for [i=2:" << s.contenders.size() + 1 << "] '" << s.name << ".dat"
         << "' using 1:i with linespoints lw 2 title columnhead(i)\n";
       g.close();
-      if (std::system(("gnuplot '" + gp.string() + "'").c_str()) == 0)
+      if (std::system(("cd '" + opt.out + "' && gnuplot '" + s.name + ".gp'").c_str()) == 0)
         md << "\n![" << s.name << "](" << s.name << ".png)\n";
       else
         md << "\n(gnuplot failed: no plot)\n";

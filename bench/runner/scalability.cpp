@@ -75,8 +75,10 @@ double queue_pairs(const point& p, Push push, Pop pop) {
 }
 
 sweep hp_queue_sweep() {
-  sweep s{"hp_queue", "Michael-Scott queue on hazard pointers",
-          "one push or one pop; each thread alternates push and pop on a queue prefilled with 1024 items",
+  sweep s{"hp_queue",
+          "Michael-Scott queue on hazard pointers",
+          "one push or one pop; each thread alternates push and pop on a queue prefilled with 1024 "
+          "items",
           {}};
   s.contenders.push_back({"lfcore", true, [](const point& p) {
                             using Q = example::michael_scott_queue<long>;
@@ -140,24 +142,33 @@ options parse(int argc, char** argv) {
       o.quick = true;
       o.threads = {1, 2, 4};
       o.seconds = 0.1;
-    } else if (a == "--threads") o.threads = parse_list(value());
-    else if (a == "--reps") o.reps = std::max(1, std::atoi(value().c_str()));
-    else if (a == "--seconds") o.seconds = std::max(0.01, std::atof(value().c_str()));
-    else if (a == "--out") o.out = value();
-    else if (a == "--only") o.only = value();
-    else if (a == "--contender") o.contender = value();
+    } else if (a == "--threads")
+      o.threads = parse_list(value());
+    else if (a == "--reps")
+      o.reps = std::max(1, std::atoi(value().c_str()));
+    else if (a == "--seconds")
+      o.seconds = std::max(0.01, std::atof(value().c_str()));
+    else if (a == "--out")
+      o.out = value();
+    else if (a == "--only")
+      o.only = value();
+    else if (a == "--contender")
+      o.contender = value();
     else if (a == "--help" || a == "-h") {
       std::puts("lfcore_scalability [--quick] [--threads 1,2,4,8] [--reps 3] [--seconds 0.5] "
                 "[--only SWEEP] [--contender NAME-PART] [--out DIR]");
       std::exit(0);
-    } else throw std::invalid_argument("unknown option " + a + " (try --help)");
+    } else
+      throw std::invalid_argument("unknown option " + a + " (try --help)");
   }
   return o;
 }
 
 } // namespace
 
-std::vector<sweep> all_sweeps() { return {hp_queue_sweep()}; }
+std::vector<sweep> all_sweeps() {
+  return {hp_queue_sweep()};
+}
 
 } // namespace runner
 
@@ -173,7 +184,8 @@ int main(int argc, char** argv) try {
     });
     if (!s.contenders.empty()) sweeps.push_back(std::move(s));
   }
-  if (sweeps.empty()) throw std::invalid_argument("no sweep or contender matches --only/--contender");
+  if (sweeps.empty())
+    throw std::invalid_argument("no sweep or contender matches --only/--contender");
 
   std::vector<measurement> results;
   for (const sweep& s : sweeps) {
@@ -182,7 +194,8 @@ int main(int argc, char** argv) try {
       for (std::size_t ti = 0; ti < opt.threads.size(); ++ti) {
         const point p{opt.threads[ti], opt.seconds};
         for (int k = 0; k < n; ++k) { // rotate the order: nobody always runs first
-          const contender& c = s.contenders[static_cast<std::size_t>((k + rep + static_cast<int>(ti)) % n)];
+          const contender& c =
+              s.contenders[static_cast<std::size_t>((k + rep + static_cast<int>(ti)) % n)];
           const double ops = c.run(p);
           results.push_back({s.name, c.name, p.threads, rep, ops});
           std::fprintf(stderr, "[%s] rep %d/%d threads %2d  %-34s %8.2f Mops/s\n", s.name.c_str(),

@@ -40,7 +40,9 @@ public:
   }
 
   /// The condition held after prepare_wait(): withdraw without sleeping.
-  void cancel_wait() noexcept { waiters_.fetch_sub(1, std::memory_order_relaxed); } // relaxed: count only
+  void cancel_wait() noexcept {
+    waiters_.fetch_sub(1, std::memory_order_relaxed);
+  } // relaxed: count only
 
   /// Sleeps until a notify after prepare_wait() returned `key` (or spuriously).
   void wait(key_type key) noexcept {
@@ -60,7 +62,7 @@ private:
     // before the read of waiters_.
     detail::full_fence();
     if (waiters_.load(std::memory_order_relaxed) == 0) return; // relaxed: ordered by the fence
-    epoch_.fetch_add(1, std::memory_order_seq_cst); // release side of [ec.key]
+    epoch_.fetch_add(1, std::memory_order_seq_cst);            // release side of [ec.key]
     if (all)
       epoch_.notify_all();
     else

@@ -37,7 +37,9 @@ public:
   std::uintptr_t mark() const noexcept { return bits_ & mark_mask; }
   bool is_marked(std::uintptr_t m) const noexcept { return (bits_ & m) != 0; }
 
-  marked_ptr with_mark(std::uintptr_t m) const noexcept { return from_bits((bits_ & ~mark_mask) | m); }
+  marked_ptr with_mark(std::uintptr_t m) const noexcept {
+    return from_bits((bits_ & ~mark_mask) | m);
+  }
   marked_ptr without_mark() const noexcept { return from_bits(bits_ & ~mark_mask); }
 
   T* operator->() const noexcept { return get(); }

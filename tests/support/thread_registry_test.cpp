@@ -38,7 +38,8 @@ TEST(ThreadRegistry, LiveThreadsGetDistinctDenseIds) {
 TEST(ThreadRegistry, IdsAreRecycledAfterExit) {
   thread_registry::current_id();
   const auto before = thread_registry::high_water();
-  for (int round = 0; round < 200; ++round) std::thread([] { thread_registry::current_id(); }).join();
+  for (int round = 0; round < 200; ++round)
+    std::thread([] { thread_registry::current_id(); }).join();
   // 200 threads one after another reuse the same few ids.
   EXPECT_LE(thread_registry::high_water(), before + 1);
 }

@@ -16,8 +16,8 @@ namespace lfcore::detail {
 
 inline void stress_point() noexcept {
   if constexpr (stress_build) {
-    static thread_local std::uint32_t state = 0x9E3779B9u ^ static_cast<std::uint32_t>(
-        reinterpret_cast<std::uintptr_t>(&state));
+    static thread_local std::uint32_t state =
+        0x9E3779B9u ^ static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(&state));
     state ^= state << 13;
     state ^= state >> 17;
     state ^= state << 5;

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The main job (README's first command): installs, builds Release, then writes
+# the benchmark and stress report under bench/results/:
+#   scalability/  - the scalability runner: every sweep against the peers,
+#                   interleaved, median of repetitions (report.md, CSV, PNG)
+#   micro/        - Google Benchmark micro-costs, lfcore beside its peers,
+#                   randomly interleaved repetitions
+#   stress.txt    - the stress tests at LFCORE_STRESS_SCALE (default 10)
+# Options: --quick (about a minute: fewer threads, points and repetitions),
+#          --out DIR (default bench/results).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=0
+out=bench/results
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --out) out=$2; shift ;;
+    *) echo "usage: scripts/report.sh [--quick] [--out DIR]" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+scripts/install-deps.sh
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DLFCORE_SANITIZE= -DLFCORE_STRESS_BUILD=OFF \
+      -DLFCORE_BUILD_BENCH=ON >/dev/null
+cmake --build build/release -j "$(nproc)"
+mkdir -p "$out/micro"
+
+if [ $quick = 1 ]; then
+  runner_args=(--quick)
+  micro_args=(--benchmark_min_time=0.05 --benchmark_repetitions=3)
+  scale=1
+else
+  runner_args=(--threads 1,2,4,8 --reps 5 --seconds 0.5)
+  micro_args=(--benchmark_repetitions=7)
+  scale=${LFCORE_STRESS_SCALE:-10}
+fi
+
+echo "=== scalability runner"
+build/release/bench/lfcore_scalability "${runner_args[@]}" --out "$out/scalability"
+
+echo "=== micro-benchmarks"
+{
+  echo "# command: build/release/bench/hazard_pointer_bench ${micro_args[*]} --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true"
+  echo "# date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) hardware threads"
+  build/release/bench/hazard_pointer_bench "${micro_args[@]}" --benchmark_enable_random_interleaving=true \
+    --benchmark_report_aggregates_only=true 2>&1
+} | tee "$out/micro/hazard_pointer.txt"
+
+echo "=== stress (LFCORE_STRESS_SCALE=$scale)"
+(cd build/release && LFCORE_STRESS_SCALE=$scale ctest -L stress --output-on-failure -V) \
+  | grep -E 'Test +#|stalled protector|tests passed|FAILED|Passed|Failed' | tee "$out/stress.txt"
+
+echo "report: $out/scalability/report.md, $out/micro/hazard_pointer.txt, $out/stress.txt"

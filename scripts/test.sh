@@ -23,6 +23,6 @@ run() { # name, ctest label regex, cmake args...
 
 run release 'unit|stress|example|bench-smoke' -DLFCORE_SANITIZE= -DLFCORE_STRESS_BUILD=OFF -DLFCORE_BUILD_BENCH=ON
 # Sanitizer builds leave the benchmarks out: their numbers would mean nothing.
-run tsan 'unit|stress' -DLFCORE_SANITIZE=thread -DLFCORE_STRESS_BUILD=ON -DLFCORE_BUILD_BENCH=OFF
-ASAN_OPTIONS=detect_leaks=1 run asan 'unit|stress' -DLFCORE_SANITIZE=address -DLFCORE_STRESS_BUILD=ON -DLFCORE_BUILD_BENCH=OFF
+run tsan 'unit|stress|example' -DLFCORE_SANITIZE=thread -DLFCORE_STRESS_BUILD=ON -DLFCORE_BUILD_BENCH=OFF
+ASAN_OPTIONS=detect_leaks=1 run asan 'unit|stress|example' -DLFCORE_SANITIZE=address -DLFCORE_STRESS_BUILD=ON -DLFCORE_BUILD_BENCH=OFF
 echo "=== lfcore tests: all passed"

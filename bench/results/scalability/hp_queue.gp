@@ -1,10 +1,10 @@
 set terminal pngcairo size 900,540 noenhanced
-set output 'bench/results/scalability/hp_queue.png'
+set output 'hp_queue.png'
 set title 'Michael-Scott queue on hazard pointers - median Mops/s'
 set xlabel 'threads'
 set ylabel 'Mops/s'
 set logscale x 2
-set key outside right
+set key top right
 set grid
 set yrange [0:*]
-plot for [i=2:4] 'bench/results/scalability/hp_queue.dat' using 1:i with linespoints lw 2 title columnhead(i)
+plot for [i=2:4] 'hp_queue.dat' using 1:i with linespoints lw 2 title columnhead(i)

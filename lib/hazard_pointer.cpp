@@ -157,7 +157,10 @@ std::size_t hazard_pointer_domain::scan(thread_state& ts) noexcept {
       ts.retired = adopted;
     }
   }
-  detail::retired_block* const list = ts.retired;
+  // Detach the thread's blocks: objects that deleters retire during this scan
+  // go to fresh blocks, never into the ones being compacted.
+  detail::retired_block* const list = std::exchange(ts.retired, nullptr);
+  ts.retired_count = 0;
   if (list == nullptr) return 0;
 
   detail::stress_point();
@@ -173,7 +176,10 @@ std::size_t hazard_pointer_domain::scan(thread_state& ts) noexcept {
       if (const void* p = r->protected_ptr.load(std::memory_order_acquire)) hazards.push_back(p);
     }
   } catch (const std::bad_alloc&) {
-    return 0; // no room to remember the hazards: keep everything, try again later
+    // No room to remember the hazards: keep everything, try again later.
+    for (detail::retired_block* b = list; b != nullptr; b = b->next) ts.retired_count += b->count;
+    ts.retired = list;
+    return 0;
   }
   std::sort(hazards.begin(), hazards.end(), std::less<>());
 
@@ -196,9 +202,7 @@ std::size_t hazard_pointer_domain::scan(thread_state& ts) noexcept {
         keep->entries[k++] = e;
         ++kept;
       } else {
-        // May retire more objects: they land in new blocks at the head of
-        // ts.retired, which this loop does not see; they wait for the next scan.
-        e.reclaim(e.address, e.context);
+        e.reclaim(e.address, e.context); // may retire more: into fresh blocks
         ++freed;
       }
     }
@@ -209,10 +213,17 @@ std::size_t hazard_pointer_domain::scan(thread_state& ts) noexcept {
     last_block(empty)->next = ts.spare;
     ts.spare = empty;
   }
-  // Deleters may have pushed new blocks in front of `list`; those stay at the
-  // head (they are the ones filling), the survivors follow.
-  ts.retired_count = kept;
-  for (detail::retired_block* b = ts.retired; b != list; b = b->next) ts.retired_count += b->count;
+  // Survivors go behind the blocks deleters filled meanwhile: the head block
+  // stays the one being filled.
+  if (kept == 0) { // `keep` only advances to write a survivor, so keep == list
+    list->next = ts.spare;
+    ts.spare = list;
+  } else if (ts.retired == nullptr) {
+    ts.retired = list;
+  } else {
+    last_block(ts.retired)->next = list;
+  }
+  ts.retired_count += kept;
 
   // release: pairs with the acquire in stats(), so that retired >= reclaimed there.
   reclaimed_.fetch_add(freed, std::memory_order_release);

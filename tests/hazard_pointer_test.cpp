@@ -259,6 +259,39 @@ TEST_F(HazardPointer, DeleterThatRetiresMoreIsHandled) {
   EXPECT_EQ(domain.stats().pending(), 0u);
 }
 
+// Deleters that retire during a scan must not disturb the blocks the scan is
+// compacting. With 32-entry blocks the older block holds the 10 spawners and 22
+// protected nodes, the head block 5 protected nodes: the scan reads the head
+// first, then the spawners' deleters retire while survivors are still being
+// compacted into the head block.
+TEST_F(HazardPointer, RetiringFromADeleterDuringAScanLosesNothing) {
+  struct spawner : lfcore::hazard_pointer_obj_base<spawner> {
+    hazard_pointer_domain* dom = nullptr;
+    ~spawner() { (new node(-1))->retire({}, *dom); }
+  };
+  hazard_pointer_domain::config_type c;
+  c.scan_threshold = 1'000'000; // scans happen only in reclaim()
+  hazard_pointer_domain domain(c);
+  for (int i = 0; i < 10; ++i) {
+    auto* s = new spawner;
+    s->dom = &domain;
+    s->retire({}, domain);
+  }
+  std::vector<hazard_pointer> guards;
+  constexpr int protected_nodes = 27;
+  for (int i = 0; i < protected_nodes; ++i) {
+    auto* n = new node(i);
+    guards.push_back(make_hazard_pointer(domain));
+    guards.back().reset_protection(n);
+    n->retire({}, domain);
+  }
+  EXPECT_EQ(domain.reclaim(), 10u); // the spawners; their nodes wait for the next scan
+  EXPECT_EQ(live_nodes.load(), protected_nodes + 10);
+  guards.clear();
+  EXPECT_EQ(domain.reclaim(), protected_nodes + 10u);
+  EXPECT_EQ(domain.stats().pending(), 0u);
+}
+
 TEST_F(HazardPointer, RecordsAreReusedNotLeaked) {
   hazard_pointer_domain domain(eager());
   for (int i = 0; i < 1000; ++i) {

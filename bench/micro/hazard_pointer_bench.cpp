@@ -2,8 +2,11 @@
 // (reclamation::hazard_pointer<>), in one binary and one run:
 //   protect_reset   - protect a pointer read from an atomic, then clear it
 //   retire_reclaim  - allocate, retire and (amortised) reclaim one object
+//   queue_pairs     - push then pop on a shared Michael-Scott queue, 1-8 threads
+//                     (the scalability runner measures the same with interleaving)
 // Each contender allocates its objects with plain new/delete so the
 // allocator's share is the same for all.
+#include "michael_scott_queue.hpp"
 #include "peers.hpp"
 
 #include <lfcore/hazard_pointer.hpp>
@@ -99,6 +102,63 @@ void xenium_retire_reclaim(benchmark::State& state) {
   }
 }
 BENCHMARK(xenium_retire_reclaim)->Threads(1)->Threads(2);
+#endif
+
+// Push then pop on one queue shared by all threads. Google Benchmark runs a
+// barrier before and after every thread's loop, so thread 0 may build the
+// queue before it and destroy it after it.
+template <class Queue, class Push, class Pop>
+void queue_pairs(benchmark::State& state, Push push, Pop pop) {
+  static Queue* queue = nullptr;
+  peers::libcds_thread attach;
+  if (state.thread_index() == 0) {
+    queue = new Queue;
+    for (long i = 0; i < 1024; ++i) push(*queue, i);
+  }
+  long v = state.thread_index();
+  for (auto _ : state) {
+    push(*queue, v);
+    v = pop(*queue, v);
+  }
+  state.SetItemsProcessed(2 * state.iterations());
+  if (state.thread_index() == 0) delete std::exchange(queue, nullptr);
+}
+
+void lfcore_queue_pairs(benchmark::State& state) {
+  using Q = example::michael_scott_queue<long>;
+  queue_pairs<Q>(
+      state, [](Q& q, long v) { q.push(v); }, [](Q& q, long v) { return q.try_pop().value_or(v); });
+}
+BENCHMARK(lfcore_queue_pairs)->ThreadRange(1, 8)->UseRealTime();
+
+#if defined(LFCORE_HAVE_LIBCDS)
+void libcds_queue_pairs(benchmark::State& state) {
+  using Q = cds::container::MSQueue<cds::gc::HP, long>;
+  queue_pairs<Q>(
+      state, [](Q& q, long v) { q.push(v); },
+      [](Q& q, long v) {
+        long out = v;
+        q.pop(out);
+        return out;
+      });
+}
+BENCHMARK(libcds_queue_pairs)->ThreadRange(1, 8)->UseRealTime();
+#endif
+
+#if defined(LFCORE_HAVE_XENIUM)
+void xenium_queue_pairs(benchmark::State& state) {
+  using Q =
+      xenium::michael_scott_queue<long,
+                                  xenium::policy::reclaimer<xenium::reclamation::hazard_pointer<>>>;
+  queue_pairs<Q>(
+      state, [](Q& q, long v) { q.push(v); },
+      [](Q& q, long v) {
+        long out = v;
+        (void)q.try_pop(out);
+        return out;
+      });
+}
+BENCHMARK(xenium_queue_pairs)->ThreadRange(1, 8)->UseRealTime();
 #endif
 
 } // namespace

@@ -16,8 +16,11 @@
 // the notifier sees the waiter (and bumps epoch_, so wait(key) returns or is
 // woken by the futex) or the waiter's later condition() check sees the store.
 //
-// Sleeping uses std::atomic<uint32_t>::wait, a futex on Linux: a parked thread
-// uses no CPU. Spurious returns from wait() are possible; callers re-check.
+// Sleeping is a futex on epoch_ on Linux (std::atomic::wait elsewhere, with
+// timed waits polling): a parked thread uses no CPU. lfcore calls the futex
+// itself because libstdc++'s notify skips the wake-up system call unless its
+// own waiter table counts a waiter, which a timed futex wait would not be.
+// Spurious returns from wait() are possible; callers re-check.
 // Progress: notify is lock-free (wait-free when nobody waits: a fence and a
 // load); wait() blocks by design.
 #pragma once
@@ -25,7 +28,15 @@
 #include "lfcore/detail/fence.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <thread>
+
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace lfcore {
 
@@ -47,8 +58,24 @@ public:
   /// Sleeps until a notify after prepare_wait() returned `key` (or spuriously).
   void wait(key_type key) noexcept {
     while (epoch_.load(std::memory_order_acquire) == key) // acquire: see the notifier's condition
-      epoch_.wait(key, std::memory_order_acquire);
+      sleep(key, nullptr);
     waiters_.fetch_sub(1, std::memory_order_relaxed); // relaxed: count only
+  }
+
+  /// Like wait(), but gives up at `deadline`: returns false on time-out (the
+  /// caller is then no longer counted as a waiter), true when woken.
+  bool wait_until(key_type key, std::chrono::steady_clock::time_point deadline) noexcept {
+    bool woken = true;
+    while (epoch_.load(std::memory_order_acquire) == key) { // acquire: as in wait()
+      const auto left = deadline - std::chrono::steady_clock::now();
+      if (left <= std::chrono::steady_clock::duration::zero()) {
+        woken = false;
+        break;
+      }
+      sleep(key, &left);
+    }
+    waiters_.fetch_sub(1, std::memory_order_relaxed); // relaxed: count only
+    return woken;
   }
 
   /// Wakes at least one thread waiting with a key older than this call.
@@ -63,11 +90,41 @@ private:
     detail::full_fence();
     if (waiters_.load(std::memory_order_relaxed) == 0) return; // relaxed: ordered by the fence
     epoch_.fetch_add(1, std::memory_order_seq_cst);            // release side of [ec.key]
+#if defined(__linux__)
+    syscall(SYS_futex, futex_word(), FUTEX_WAKE_PRIVATE, all ? INT32_MAX : 1, nullptr, nullptr, 0);
+#else
     if (all)
       epoch_.notify_all();
     else
       epoch_.notify_one();
+#endif
   }
+
+  // Sleeps while epoch_ == key, at most *left if given (spurious returns allowed).
+  void sleep(key_type key, const std::chrono::steady_clock::duration* left) noexcept {
+#if defined(__linux__)
+    timespec ts{};
+    if (left != nullptr) {
+      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(*left).count();
+      ts = {static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+    }
+    syscall(SYS_futex, futex_word(), FUTEX_WAIT_PRIVATE, key, left ? &ts : nullptr, nullptr, 0);
+#else
+    if (left == nullptr)
+      epoch_.wait(key, std::memory_order_acquire);
+    else
+      std::this_thread::sleep_for(
+          std::min(*left, std::chrono::steady_clock::duration(std::chrono::milliseconds(1))));
+#endif
+  }
+
+#if defined(__linux__)
+  key_type* futex_word() noexcept {
+    static_assert(sizeof(std::atomic<key_type>) == sizeof(key_type) &&
+                  std::atomic<key_type>::is_always_lock_free);
+    return reinterpret_cast<key_type*>(&epoch_);
+  }
+#endif
 
   std::atomic<key_type> epoch_{0};
   std::atomic<key_type> waiters_{0};

@@ -14,6 +14,18 @@
 #include <xenium/reclamation/hazard_pointer.hpp>
 #endif
 
+#if defined(LFCORE_HAVE_BOOST_LOCKFREE)
+#include <boost/lockfree/queue.hpp>
+#include <boost/lockfree/spsc_queue.hpp>
+#endif
+#if defined(LFCORE_HAVE_MOODYCAMEL)
+#include <concurrentqueue/concurrentqueue.h>
+#include <readerwriterqueue/readerwriterqueue.h>
+#endif
+#if defined(LFCORE_HAVE_TBB)
+#include <oneapi/tbb/concurrent_queue.h>
+#endif
+
 #include <optional>
 
 namespace peers {

@@ -72,7 +72,8 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
      << "- machine: " << machine_line() << "\n"
      << "- method: every point is the median of " << opt.reps << " runs of " << opt.seconds
      << " s; contenders interleaved in rotating order at every point.\n"
-     << "- speedup is against the same contender at 1 thread; efficiency = speedup / threads. "
+     << "- speedup is against the same contender at the sweep's first thread count, per thread; "
+        "efficiency = speedup / threads. "
         "Past the core count, efficiency must fall: the sweep goes there on purpose.\n\n";
 
   const bool have_gnuplot = std::system("command -v gnuplot >/dev/null 2>&1") == 0;
@@ -80,7 +81,7 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
     // medians[contender][threads]
     std::map<std::string, std::map<int, double>> med;
     for (const auto& c : s.contenders)
-      for (int t : opt.threads) {
+      for (int t : s.threads) {
         std::vector<double> v;
         for (const auto& m : results)
           if (m.sweep == s.name && m.contender == c.name && m.threads == t)
@@ -102,7 +103,7 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
     for (std::size_t i = 0; i < s.contenders.size() * 2 - (ours ? 1 : s.contenders.size()); ++i)
       md << "---:|";
     md << "\n";
-    for (int t : opt.threads) {
+    for (int t : s.threads) {
       md << "| " << t << " |";
       for (const auto& c : s.contenders) md << " " << fmt(med[c.name][t]) << " |";
       if (ours)
@@ -117,10 +118,10 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
     md << "\n|---:|";
     for (std::size_t i = 0; i < s.contenders.size(); ++i) md << "---:|";
     md << "\n";
-    for (int t : opt.threads) {
+    for (int t : s.threads) {
       md << "| " << t << " |";
       for (const auto& c : s.contenders) {
-        const double base = med[c.name][opt.threads.front()] / opt.threads.front();
+        const double base = med[c.name][s.threads.front()] / s.threads.front();
         const double speedup = base > 0 ? med[c.name][t] / base : 0;
         md << " " << fmt(speedup) << " (" << fmt(100 * speedup / t, 0) << "%) |";
       }
@@ -133,13 +134,13 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
     d << "threads"; // a plain header line: gnuplot's columnhead reads it
     for (const auto& c : s.contenders) d << "\t\"" << c.name << "\"";
     d << "\n";
-    for (int t : opt.threads) {
+    for (int t : s.threads) {
       d << t;
       for (const auto& c : s.contenders) d << "\t" << med[c.name][t];
       d << "\n";
     }
     d.close();
-    if (have_gnuplot) {
+    if (have_gnuplot && s.threads.size() > 1) { // one point makes no plot
       const fs::path gp = fs::path(opt.out) / (s.name + ".gp");
       std::ofstream g(gp);
       g << "set terminal pngcairo size 900,540 noenhanced\n"

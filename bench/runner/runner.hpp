@@ -28,6 +28,9 @@ struct sweep {
   std::string title; // for the report
   std::string what;  // one sentence: what one operation is
   std::vector<contender> contenders;
+  /// Thread counts this sweep runs; empty: the runner's --threads. Queue
+  /// sweeps run producer/consumer pairs, so they list even counts.
+  std::vector<int> threads = {};
 };
 
 struct measurement {
@@ -47,7 +50,9 @@ struct options {
   bool quick = false;
 };
 
-std::vector<sweep> all_sweeps();
+/// Each component contributes its sweeps (one file each under bench/runner/).
+std::vector<sweep> hazard_pointer_sweeps();
+std::vector<sweep> queue_sweeps(const options& opt);
 
 /// Writes results.csv, report.md, one .dat and one .png (if gnuplot is there) per sweep.
 void write_report(const options& opt, const std::vector<sweep>& sweeps,

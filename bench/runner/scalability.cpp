@@ -7,7 +7,6 @@
 // results, report and plots to --out.
 #include "runner.hpp"
 
-#include "michael_scott_queue.hpp"
 #include "peers.hpp"
 
 #include <algorithm>
@@ -24,96 +23,6 @@
 
 namespace runner {
 namespace {
-
-/// Runs body(thread_index, stop) on p.threads threads for p.seconds; body
-/// returns its operation count. Returns operations per second.
-template <class Body>
-double timed(const point& p, Body body) {
-  std::atomic<bool> stop{false};
-  std::atomic<long long> ops{0};
-  std::latch ready(p.threads + 1);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < p.threads; ++t)
-    threads.emplace_back([&, t] {
-      ready.arrive_and_wait();
-      ops.fetch_add(body(t, stop), std::memory_order_relaxed);
-    });
-  ready.arrive_and_wait();
-  const auto start = std::chrono::steady_clock::now();
-  std::this_thread::sleep_for(std::chrono::duration<double>(p.seconds));
-  stop.store(true, std::memory_order_relaxed);
-  for (auto& t : threads) t.join();
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return static_cast<double>(ops.load()) / elapsed;
-}
-
-constexpr long queue_prefill = 1024;
-
-/// Each thread repeats push(x); pop(): two operations per round, on a queue
-/// prefilled so that pops mostly succeed (the classic pairs benchmark).
-// Every thread attaches to libcds (a no-op without it): libcds requires it of
-// its own contender, and doing it for all keeps the harness identical.
-template <class Queue, class Push, class Pop>
-double queue_pairs(const point& p, Push push, Pop pop) {
-  Queue q;
-  {
-    peers::libcds_thread scope;
-    for (long i = 0; i < queue_prefill; ++i) push(q, i);
-  }
-  return timed(p, [&](int t, const std::atomic<bool>& stop) {
-    peers::libcds_thread scope;
-    long long n = 0;
-    long v = t;
-    while (!stop.load(std::memory_order_relaxed)) {
-      push(q, v);
-      v = pop(q, v);
-      n += 2;
-    }
-    return n;
-  });
-}
-
-sweep hp_queue_sweep() {
-  sweep s{"hp_queue",
-          "Michael-Scott queue on hazard pointers",
-          "one push or one pop; each thread alternates push and pop on a queue prefilled with 1024 "
-          "items",
-          {}};
-  s.contenders.push_back({"lfcore", true, [](const point& p) {
-                            using Q = example::michael_scott_queue<long>;
-                            return queue_pairs<Q>(
-                                p, [](Q& q, long v) { q.push(v); },
-                                [](Q& q, long v) { return q.try_pop().value_or(v); });
-                          }});
-#if defined(LFCORE_HAVE_LIBCDS)
-  s.contenders.push_back({"libcds MSQueue<HP>", false, [](const point& p) {
-                            using Q = cds::container::MSQueue<cds::gc::HP, long>;
-                            return queue_pairs<Q>(
-                                p, [](Q& q, long v) { q.push(v); },
-                                [](Q& q, long v) {
-                                  long out = v;
-                                  q.pop(out);
-                                  return out;
-                                });
-                          }});
-#endif
-#if defined(LFCORE_HAVE_XENIUM)
-  s.contenders.push_back(
-      {"xenium michael_scott_queue<HP>", false, [](const point& p) {
-         using Q = xenium::michael_scott_queue<
-             long, xenium::policy::reclaimer<xenium::reclamation::hazard_pointer<>>>;
-         return queue_pairs<Q>(
-             p, [](Q& q, long v) { q.push(v); },
-             [](Q& q, long v) {
-               long out = v;
-               (void)q.try_pop(out);
-               return out;
-             });
-       }});
-#endif
-  return s;
-}
 
 std::vector<int> parse_list(const std::string& text) {
   std::vector<int> out;
@@ -166,10 +75,6 @@ options parse(int argc, char** argv) {
 
 } // namespace
 
-std::vector<sweep> all_sweeps() {
-  return {hp_queue_sweep()};
-}
-
 } // namespace runner
 
 int main(int argc, char** argv) try {
@@ -177,11 +82,14 @@ int main(int argc, char** argv) try {
   const options opt = parse(argc, argv);
   peers::libcds_runtime cds_runtime;
   std::vector<sweep> sweeps;
-  for (auto& s : all_sweeps()) {
+  std::vector<sweep> all = hazard_pointer_sweeps();
+  for (auto& s : queue_sweeps(opt)) all.push_back(std::move(s));
+  for (auto& s : all) {
     if (!opt.only.empty() && s.name != opt.only) continue;
     std::erase_if(s.contenders, [&](const contender& c) {
       return c.name.find(opt.contender) == std::string::npos;
     });
+    if (s.threads.empty()) s.threads = opt.threads;
     if (!s.contenders.empty()) sweeps.push_back(std::move(s));
   }
   if (sweeps.empty())
@@ -191,8 +99,8 @@ int main(int argc, char** argv) try {
   for (const sweep& s : sweeps) {
     const int n = static_cast<int>(s.contenders.size());
     for (int rep = 0; rep < opt.reps; ++rep)
-      for (std::size_t ti = 0; ti < opt.threads.size(); ++ti) {
-        const point p{opt.threads[ti], opt.seconds};
+      for (std::size_t ti = 0; ti < s.threads.size(); ++ti) {
+        const point p{s.threads[ti], opt.seconds};
         for (int k = 0; k < n; ++k) { // rotate the order: nobody always runs first
           const contender& c =
               s.contenders[static_cast<std::size_t>((k + rep + static_cast<int>(ti)) % n)];

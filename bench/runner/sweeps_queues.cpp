@@ -1,0 +1,270 @@
+// bench/runner/sweeps_queues.cpp - lfcore's queues against the peers.
+//
+// Throughput counts items delivered (popped) per second: unbounded peers accept
+// every push, so counting pushes would reward producers that run ahead.
+// Producers and consumers back off (lfcore::backoff) when full / empty; every
+// contender runs in the same harness with the same backoff.
+#include "harness.hpp"
+#include "peers.hpp"
+
+#include <lfcore/backoff.hpp>
+#include <lfcore/mpmc_queue.hpp>
+#include <lfcore/spsc_queue.hpp>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+
+namespace runner {
+namespace {
+
+constexpr std::size_t ring = 1024; // bounded queues' capacity
+
+// A contender is a queue type plus a per-thread handle with push(v) -> bool
+// and pop(v&) -> bool. Most handles just forward to the queue.
+template <class Q>
+struct plain_handle {
+  Q& q;
+  bool push(std::uint64_t v) { return q.try_push(v); }
+  bool pop(std::uint64_t& v) { return q.try_pop(v); }
+};
+
+// threads/2 producers and threads/2 consumers (at least one of each).
+template <class Queue, class Handle, class Make>
+double producers_consumers(const point& p, Make make_queue) {
+  std::unique_ptr<Queue> q = make_queue();
+  const int producers = std::max(1, p.threads / 2);
+  return timed({std::max(2, p.threads), p.seconds}, [&](int t, const std::atomic<bool>& stop) {
+    Handle h{*q};
+    lfcore::backoff wait;
+    long long delivered = 0;
+    if (t < producers) {
+      for (std::uint64_t v = 1; !stop.load(std::memory_order_relaxed);) {
+        if (h.push(v)) {
+          ++v;
+          wait.reset();
+        } else {
+          wait.pause();
+        }
+      }
+    } else {
+      std::uint64_t v;
+      while (!stop.load(std::memory_order_relaxed)) {
+        if (h.pop(v)) {
+          ++delivered;
+          wait.reset();
+        } else {
+          wait.pause();
+        }
+      }
+    }
+    return delivered;
+  });
+}
+
+// One round trip: A pushes to q1, B pops it and pushes it to q2, A pops it.
+template <class Queue, class Handle, class Make>
+double ping_pong(const point& p, Make make_queue) {
+  std::unique_ptr<Queue> there = make_queue(), back = make_queue();
+  return timed({2, p.seconds}, [&](int t, const std::atomic<bool>& stop) {
+    Handle out{t == 0 ? *there : *back}, in{t == 0 ? *back : *there};
+    long long trips = 0;
+    std::uint64_t v = 1;
+    if (t == 0) {
+      // The echo thread always answers, so waiting for the answer ends; only
+      // then does A look at stop, and it ends the echo with a 0.
+      while (!stop.load(std::memory_order_relaxed)) {
+        while (!out.push(v)) {
+        }
+        while (!in.pop(v)) {
+        }
+        ++trips;
+      }
+      while (!out.push(0)) {
+      }
+    } else {
+      for (;;) {
+        while (!in.pop(v)) {
+        }
+        if (v == 0) break;
+        while (!out.push(v)) {
+        }
+      }
+    }
+    return trips;
+  });
+}
+
+// ---------------------------------------------------------------- contenders
+using lf_spsc = lfcore::spsc_queue<std::uint64_t>;
+using lf_mpmc = lfcore::mpmc_queue<std::uint64_t>;
+
+#if defined(LFCORE_HAVE_BOOST_LOCKFREE)
+using boost_spsc = boost::lockfree::spsc_queue<std::uint64_t, boost::lockfree::capacity<ring>>;
+struct boost_spsc_handle {
+  boost_spsc& q;
+  bool push(std::uint64_t v) { return q.push(v); }
+  bool pop(std::uint64_t& v) { return q.pop(v); }
+};
+using boost_mpmc = boost::lockfree::queue<std::uint64_t>;
+struct boost_mpmc_handle {
+  boost_mpmc& q;
+  bool push(std::uint64_t v) { return q.bounded_push(v); } // no allocation past the capacity
+  bool pop(std::uint64_t& v) { return q.pop(v); }
+};
+#endif
+
+#if defined(LFCORE_HAVE_MOODYCAMEL)
+using rwq = moodycamel::ReaderWriterQueue<std::uint64_t>;
+struct rwq_handle {
+  rwq& q;
+  bool push(std::uint64_t v) { return q.try_enqueue(v); } // no allocation past the capacity
+  bool pop(std::uint64_t& v) { return q.try_dequeue(v); }
+};
+using mcq = moodycamel::ConcurrentQueue<std::uint64_t>;
+struct mcq_handle {
+  mcq& q;
+  bool push(std::uint64_t v) { return q.enqueue(v); }
+  bool pop(std::uint64_t& v) { return q.try_dequeue(v); }
+};
+struct mcq_token_handle {
+  mcq& q;
+  moodycamel::ProducerToken producer{q};
+  moodycamel::ConsumerToken consumer{q};
+  bool push(std::uint64_t v) { return q.enqueue(producer, v); }
+  bool pop(std::uint64_t& v) { return q.try_dequeue(consumer, v); }
+};
+#endif
+
+#if defined(LFCORE_HAVE_TBB)
+using tbb_bounded = tbb::concurrent_bounded_queue<std::uint64_t>;
+struct tbb_bounded_handle {
+  tbb_bounded& q;
+  bool push(std::uint64_t v) { return q.try_push(v); }
+  bool pop(std::uint64_t& v) { return q.try_pop(v); }
+};
+using tbb_unbounded = tbb::concurrent_queue<std::uint64_t>;
+struct tbb_unbounded_handle {
+  tbb_unbounded& q;
+  bool push(std::uint64_t v) {
+    q.push(v);
+    return true;
+  }
+  bool pop(std::uint64_t& v) { return q.try_pop(v); }
+};
+#endif
+
+/// The floor: a std::deque behind a std::mutex, bounded like the rings.
+struct mutex_deque {
+  std::mutex m;
+  std::deque<std::uint64_t> d;
+};
+struct mutex_deque_handle {
+  mutex_deque& q;
+  bool push(std::uint64_t v) {
+    std::lock_guard lock(q.m);
+    if (q.d.size() >= ring) return false;
+    q.d.push_back(v);
+    return true;
+  }
+  bool pop(std::uint64_t& v) {
+    std::lock_guard lock(q.m);
+    if (q.d.empty()) return false;
+    v = q.d.front();
+    q.d.pop_front();
+    return true;
+  }
+};
+
+template <class Q, class... Args>
+auto maker(Args... args) {
+  return [=] { return std::make_unique<Q>(args...); };
+}
+
+std::vector<contender> spsc_contenders(bool round_trip) {
+  auto run = [round_trip](auto queue_tag, auto handle_tag, auto make) {
+    using Q = typename decltype(queue_tag)::type;
+    using H = typename decltype(handle_tag)::type;
+    return [=](const point& p) {
+      return round_trip ? ping_pong<Q, H>(p, make) : producers_consumers<Q, H>(p, make);
+    };
+  };
+  std::vector<contender> c;
+  c.push_back({"lfcore spsc_queue", true,
+               run(std::type_identity<lf_spsc>{}, std::type_identity<plain_handle<lf_spsc>>{},
+                   maker<lf_spsc>(ring))});
+#if defined(LFCORE_HAVE_BOOST_LOCKFREE)
+  c.push_back({"boost::lockfree::spsc_queue", false,
+               run(std::type_identity<boost_spsc>{}, std::type_identity<boost_spsc_handle>{},
+                   maker<boost_spsc>())});
+#endif
+#if defined(LFCORE_HAVE_MOODYCAMEL)
+  c.push_back({"moodycamel::ReaderWriterQueue", false,
+               run(std::type_identity<rwq>{}, std::type_identity<rwq_handle>{}, maker<rwq>(ring))});
+#endif
+  return c;
+}
+
+std::vector<contender> mpmc_contenders() {
+  auto run = [](auto queue_tag, auto handle_tag, auto make) {
+    using Q = typename decltype(queue_tag)::type;
+    using H = typename decltype(handle_tag)::type;
+    return [=](const point& p) { return producers_consumers<Q, H>(p, make); };
+  };
+  std::vector<contender> c;
+  c.push_back({"lfcore mpmc_queue", true,
+               run(std::type_identity<lf_mpmc>{}, std::type_identity<plain_handle<lf_mpmc>>{},
+                   maker<lf_mpmc>(ring))});
+#if defined(LFCORE_HAVE_BOOST_LOCKFREE)
+  c.push_back({"boost::lockfree::queue", false,
+               run(std::type_identity<boost_mpmc>{}, std::type_identity<boost_mpmc_handle>{},
+                   maker<boost_mpmc>(ring))});
+#endif
+#if defined(LFCORE_HAVE_TBB)
+  c.push_back({"tbb::concurrent_bounded_queue", false,
+               run(std::type_identity<tbb_bounded>{}, std::type_identity<tbb_bounded_handle>{}, [] {
+                 auto q = std::make_unique<tbb_bounded>();
+                 q->set_capacity(ring);
+                 return q;
+               })});
+  c.push_back({"tbb::concurrent_queue (unbounded)", false,
+               run(std::type_identity<tbb_unbounded>{}, std::type_identity<tbb_unbounded_handle>{},
+                   maker<tbb_unbounded>())});
+#endif
+#if defined(LFCORE_HAVE_MOODYCAMEL)
+  c.push_back({"moodycamel (not FIFO, unbounded)", false,
+               run(std::type_identity<mcq>{}, std::type_identity<mcq_handle>{}, maker<mcq>())});
+  c.push_back(
+      {"moodycamel tokens (not FIFO, unbounded)", false,
+       run(std::type_identity<mcq>{}, std::type_identity<mcq_token_handle>{}, maker<mcq>())});
+#endif
+  c.push_back({"std::mutex + std::deque", false,
+               run(std::type_identity<mutex_deque>{}, std::type_identity<mutex_deque_handle>{},
+                   maker<mutex_deque>())});
+  return c;
+}
+
+} // namespace
+
+std::vector<sweep> queue_sweeps(const options& opt) {
+  const std::vector<int> pairs = opt.quick ? std::vector<int>{2, 4} : std::vector<int>{2, 4, 8};
+  return {
+      {"spsc",
+       "SPSC queues: throughput",
+       "one item delivered from the producer to the consumer (bounded at 1024 where the queue "
+       "allows it)",
+       spsc_contenders(false),
+       {2}},
+      {"spsc_round_trip",
+       "SPSC queues: ping-pong round trips",
+       "one round trip: A pushes to one queue, B pops and pushes to a second, A pops",
+       spsc_contenders(true),
+       {2}},
+      {"mpmc", "MPMC queues: threads/2 producers, threads/2 consumers",
+       "one item delivered; bounded queues hold 1024, the unbounded ones grow", mpmc_contenders(),
+       pairs},
+  };
+}
+
+} // namespace runner

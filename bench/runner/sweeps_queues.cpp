@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -182,66 +183,58 @@ auto maker(Args... args) {
   return [=] { return std::make_unique<Q>(args...); };
 }
 
-std::vector<contender> spsc_contenders(bool round_trip) {
-  auto run = [round_trip](auto queue_tag, auto handle_tag, auto make) {
-    using Q = typename decltype(queue_tag)::type;
-    using H = typename decltype(handle_tag)::type;
-    return [=](const point& p) {
-      return round_trip ? ping_pong<Q, H>(p, make) : producers_consumers<Q, H>(p, make);
-    };
+enum class shape { producers_consumers, ping_pong };
+
+// A contender's run function for queue Q with per-thread handle H.
+template <class Q, class H, class Make>
+std::function<double(const point&)> run(shape how, Make make) {
+  return [=](const point& p) {
+    return how == shape::ping_pong ? ping_pong<Q, H>(p, make) : producers_consumers<Q, H>(p, make);
   };
+}
+
+std::vector<contender> spsc_contenders(bool round_trip) {
+  const shape how = round_trip ? shape::ping_pong : shape::producers_consumers;
   std::vector<contender> c;
-  c.push_back({"lfcore spsc_queue", true,
-               run(std::type_identity<lf_spsc>{}, std::type_identity<plain_handle<lf_spsc>>{},
-                   maker<lf_spsc>(ring))});
+  c.push_back(
+      {"lfcore spsc_queue", true, run<lf_spsc, plain_handle<lf_spsc>>(how, maker<lf_spsc>(ring))});
 #if defined(LFCORE_HAVE_BOOST_LOCKFREE)
   c.push_back({"boost::lockfree::spsc_queue", false,
-               run(std::type_identity<boost_spsc>{}, std::type_identity<boost_spsc_handle>{},
-                   maker<boost_spsc>())});
+               run<boost_spsc, boost_spsc_handle>(how, maker<boost_spsc>())});
 #endif
 #if defined(LFCORE_HAVE_MOODYCAMEL)
-  c.push_back({"moodycamel::ReaderWriterQueue", false,
-               run(std::type_identity<rwq>{}, std::type_identity<rwq_handle>{}, maker<rwq>(ring))});
+  c.push_back(
+      {"moodycamel::ReaderWriterQueue", false, run<rwq, rwq_handle>(how, maker<rwq>(ring))});
 #endif
   return c;
 }
 
 std::vector<contender> mpmc_contenders() {
-  auto run = [](auto queue_tag, auto handle_tag, auto make) {
-    using Q = typename decltype(queue_tag)::type;
-    using H = typename decltype(handle_tag)::type;
-    return [=](const point& p) { return producers_consumers<Q, H>(p, make); };
-  };
+  const shape how = shape::producers_consumers;
   std::vector<contender> c;
-  c.push_back({"lfcore mpmc_queue", true,
-               run(std::type_identity<lf_mpmc>{}, std::type_identity<plain_handle<lf_mpmc>>{},
-                   maker<lf_mpmc>(ring))});
+  c.push_back(
+      {"lfcore mpmc_queue", true, run<lf_mpmc, plain_handle<lf_mpmc>>(how, maker<lf_mpmc>(ring))});
 #if defined(LFCORE_HAVE_BOOST_LOCKFREE)
   c.push_back({"boost::lockfree::queue", false,
-               run(std::type_identity<boost_mpmc>{}, std::type_identity<boost_mpmc_handle>{},
-                   maker<boost_mpmc>(ring))});
+               run<boost_mpmc, boost_mpmc_handle>(how, maker<boost_mpmc>(ring))});
 #endif
 #if defined(LFCORE_HAVE_TBB)
-  c.push_back({"tbb::concurrent_bounded_queue", false,
-               run(std::type_identity<tbb_bounded>{}, std::type_identity<tbb_bounded_handle>{}, [] {
-                 auto q = std::make_unique<tbb_bounded>();
-                 q->set_capacity(ring);
-                 return q;
-               })});
+  c.push_back(
+      {"tbb::concurrent_bounded_queue", false, run<tbb_bounded, tbb_bounded_handle>(how, [] {
+         auto q = std::make_unique<tbb_bounded>();
+         q->set_capacity(ring);
+         return q;
+       })});
   c.push_back({"tbb::concurrent_queue (unbounded)", false,
-               run(std::type_identity<tbb_unbounded>{}, std::type_identity<tbb_unbounded_handle>{},
-                   maker<tbb_unbounded>())});
+               run<tbb_unbounded, tbb_unbounded_handle>(how, maker<tbb_unbounded>())});
 #endif
 #if defined(LFCORE_HAVE_MOODYCAMEL)
-  c.push_back({"moodycamel (not FIFO, unbounded)", false,
-               run(std::type_identity<mcq>{}, std::type_identity<mcq_handle>{}, maker<mcq>())});
-  c.push_back(
-      {"moodycamel tokens (not FIFO, unbounded)", false,
-       run(std::type_identity<mcq>{}, std::type_identity<mcq_token_handle>{}, maker<mcq>())});
+  c.push_back({"moodycamel (not FIFO, unbounded)", false, run<mcq, mcq_handle>(how, maker<mcq>())});
+  c.push_back({"moodycamel tokens (not FIFO, unbounded)", false,
+               run<mcq, mcq_token_handle>(how, maker<mcq>())});
 #endif
   c.push_back({"std::mutex + std::deque", false,
-               run(std::type_identity<mutex_deque>{}, std::type_identity<mutex_deque_handle>{},
-                   maker<mutex_deque>())});
+               run<mutex_deque, mutex_deque_handle>(how, maker<mutex_deque>())});
   return c;
 }
 

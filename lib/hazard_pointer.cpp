@@ -4,7 +4,6 @@
 #include "lfcore/hazard_pointer.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <new>
 #include <stdexcept>
 #include <vector>

@@ -87,6 +87,7 @@ public:
     not_empty_.notify_all();
     not_full_.notify_all();
   }
+  /// seq_cst: takes part in the [bq.enter]/[bq.quiet] order with pushers_.
   bool is_closed() const noexcept { return closed_.load(std::memory_order_seq_cst); }
 
   Q& underlying() noexcept { return queue_; }

@@ -57,7 +57,8 @@ public:
     for (std::size_t i = 0; i < capacity; ++i) cells_[i].seq.store(i, std::memory_order_relaxed);
   }
 
-  /// Destroys the elements still queued. No concurrent calls.
+  /// Destroys the elements still queued. No concurrent calls (relaxed loads:
+  /// the caller's synchronisation already ordered every push and pop before us).
   ~mpmc_queue() {
     for (std::size_t p = dequeue_pos_->load(std::memory_order_relaxed),
                      end = enqueue_pos_->load(std::memory_order_relaxed);

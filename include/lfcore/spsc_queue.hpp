@@ -44,7 +44,8 @@ public:
       : mask_(detail::checked_ring_capacity(capacity, 1, "spsc_queue") - 1),
         slots_(std::make_unique<detail::uninitialized<T>[]>(capacity)) {}
 
-  /// Destroys the elements still queued. No concurrent calls.
+  /// Destroys the elements still queued. No concurrent calls (relaxed loads:
+  /// the caller's synchronisation already ordered both sides before us).
   ~spsc_queue() {
     for (std::size_t i = consumer_->index.load(std::memory_order_relaxed),
                      end = producer_->index.load(std::memory_order_relaxed);
@@ -71,7 +72,7 @@ public:
   /// elements constructed before it are published and the exception propagates.
   template <class It>
   std::size_t try_push_n(It first, std::size_t n) {
-    const std::size_t head = producer_->index.load(std::memory_order_relaxed);
+    const std::size_t head = producer_->index.load(std::memory_order_relaxed); // relaxed: own index
     n = std::min(n, room(head, n));
     std::size_t done = 0;
     try {
@@ -93,7 +94,7 @@ public:
     return true;
   }
   std::optional<T> try_pop() {
-    const std::size_t tail = consumer_->index.load(std::memory_order_relaxed);
+    const std::size_t tail = consumer_->index.load(std::memory_order_relaxed); // relaxed: own index
     if (!has_items(tail, 1)) return std::nullopt;
     std::optional<T> out(std::move(*slot(tail).get()));
     release_slot(tail);
@@ -104,7 +105,7 @@ public:
   /// frees their slots with one store; returns how many.
   template <class OutIt>
   std::size_t try_pop_n(OutIt out, std::size_t n) {
-    const std::size_t tail = consumer_->index.load(std::memory_order_relaxed);
+    const std::size_t tail = consumer_->index.load(std::memory_order_relaxed); // relaxed: own index
     n = std::min(n, available(tail, n));
     std::size_t done = 0;
     try {
@@ -124,6 +125,7 @@ public:
   /// A value the size had at some instant during the call (if only one side
   /// runs concurrently) or between two such values.
   std::size_t size_approx() const noexcept {
+    // acquire: a caller that sees an element counted may then pop it.
     const std::size_t tail = consumer_->index.load(std::memory_order_acquire);
     const std::size_t head = producer_->index.load(std::memory_order_acquire);
     return head >= tail ? head - tail : 0;

@@ -11,6 +11,7 @@
 #if defined(LFCORE_HAVE_XENIUM)
 #include <xenium/michael_scott_queue.hpp>
 #include <xenium/policy.hpp>
+#include <xenium/ramalhete_queue.hpp>
 #include <xenium/reclamation/hazard_pointer.hpp>
 #endif
 
@@ -21,6 +22,10 @@
 #if defined(LFCORE_HAVE_MOODYCAMEL)
 #include <concurrentqueue/concurrentqueue.h>
 #include <readerwriterqueue/readerwriterqueue.h>
+#endif
+#if defined(LFCORE_HAVE_URCU)
+#define _LGPL_SOURCE // liburcu's fast paths inline, as its performance-minded users build it
+#include <urcu/wfcqueue.h>
 #endif
 #if defined(LFCORE_HAVE_TBB)
 #include <oneapi/tbb/concurrent_queue.h>

@@ -142,6 +142,15 @@ detail::retired_block* hazard_pointer_domain::add_block(thread_state& ts) {
   return b;
 }
 
+// A thread never needs more blocks than R entries fill. Without this cap, a
+// thread that keeps adopting orphans would keep their emptied blocks forever.
+void hazard_pointer_domain::trim_spares(thread_state& ts) noexcept {
+  const std::size_t keep = scan_threshold() / detail::retired_block::capacity + 1;
+  detail::retired_block* b = ts.spare;
+  for (std::size_t i = 1; b != nullptr && i < keep; ++i) b = b->next;
+  if (b != nullptr) delete_blocks(std::exchange(b->next, nullptr));
+}
+
 std::size_t hazard_pointer_domain::scan(thread_state& ts) noexcept {
   if (tls_in_scan) return 0; // a deleter retired more: the running scan is enough
   scan_guard guard;
@@ -223,6 +232,7 @@ std::size_t hazard_pointer_domain::scan(thread_state& ts) noexcept {
     last_block(ts.retired)->next = list;
   }
   ts.retired_count += kept;
+  trim_spares(ts);
 
   // release: pairs with the acquire in stats(), so that retired >= reclaimed there.
   reclaimed_.fetch_add(freed, std::memory_order_release);

@@ -1,6 +1,7 @@
 // Stress tests of lfcore's queues: exactly-once delivery, per-producer FIFO and
 // element lifetimes over many items, with the smallest rings in stress builds
 // (constant wrap-around and full/empty transitions).
+#include "../tests/heap/heap_counter.hpp"
 #include "../tests/queues/tracked.hpp"
 
 #include <lfcore/backoff.hpp>
@@ -8,12 +9,15 @@
 #include <lfcore/config.hpp>
 #include <lfcore/mpmc_queue.hpp>
 #include <lfcore/spsc_queue.hpp>
+#include <lfcore/unbounded_mpmc_queue.hpp>
+#include <lfcore/unbounded_spsc_queue.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 #include <vector>
@@ -83,9 +87,18 @@ TEST(QueueStress, SpscFifo1x1) {
   exactly_once_fifo(q, 1, 1, scaled(10'000'000));
 }
 
+TEST(QueueStress, UnboundedSpscFifo1x1) {
+  lfcore::unbounded_spsc_queue<std::uint64_t> q(ring);
+  exactly_once_fifo(q, 1, 1, scaled(10'000'000));
+}
+
 class MpmcStress : public ::testing::TestWithParam<int> {};
 TEST_P(MpmcStress, ExactlyOncePerProducerFifo) {
   lfcore::mpmc_queue<std::uint64_t> q(ring);
+  exactly_once_fifo(q, GetParam(), GetParam(), scaled(10'000'000));
+}
+TEST_P(MpmcStress, UnboundedExactlyOncePerProducerFifo) {
+  lfcore::unbounded_mpmc_queue<std::uint64_t> q; // segments of 2 slots in stress builds
   exactly_once_fifo(q, GetParam(), GetParam(), scaled(10'000'000));
 }
 INSTANTIATE_TEST_SUITE_P(Threads, MpmcStress, ::testing::Values(1, 2, 4, 8), [](const auto& p) {
@@ -114,6 +127,45 @@ TEST(QueueStress, ElementLifetimesBalance) {
     EXPECT_EQ(test::tracked::live.load(), static_cast<long>(ring / 2));
   }
   EXPECT_EQ(test::tracked::live.load(), 0) << "the destructor must destroy what is left";
+}
+
+// A soak: bursts of pushes with no consumer, then a drain by other threads.
+// After each drain (and a reclaim() that adopts the exited threads' retired
+// segments) the heap is back where it was before the burst.
+TEST(QueueStress, UnboundedMpmcMemoryReturnsAfterEachBurst) {
+  using queue = lfcore::unbounded_mpmc_queue<std::uint64_t>;
+  const long per_thread = scaled(1'000'000) / 4;
+  queue q;
+  auto burst_then_drain = [&] {
+    std::vector<std::thread> threads;
+    for (int p = 0; p < 4; ++p)
+      threads.emplace_back([&] {
+        for (long i = 0; i < per_thread; ++i) q.push(std::uint64_t(i));
+      });
+    for (auto& t : threads) t.join();
+    const long long held = test::live_heap_bytes();
+    threads.clear();
+    std::atomic<long> popped{0};
+    for (int c = 0; c < 4; ++c)
+      threads.emplace_back([&] {
+        while (popped.load(std::memory_order_relaxed) < 4 * per_thread)
+          if (q.try_pop()) popped.fetch_add(1, std::memory_order_relaxed);
+      });
+    for (auto& t : threads) t.join();
+    lfcore::detail::queue_segment_domain().reclaim();
+    return held;
+  };
+  burst_then_drain(); // warm-up: thread states, hazard records, retired-entry blocks
+  const long long baseline = test::live_heap_bytes();
+  for (int round = 0; round < 10; ++round) {
+    const long long held = burst_then_drain();
+    EXPECT_GT(held - baseline, 4 * per_thread * 8) << "round " << round << ": the burst is held";
+    EXPECT_LT(test::live_heap_bytes() - baseline, 4 * 1024)
+        << "round " << round << ": the drained segments must go back to the allocator";
+    std::printf("round %d: %lld bytes held after the burst, %lld after the drain (vs baseline)\n",
+                round, held - baseline, test::live_heap_bytes() - baseline);
+  }
+  EXPECT_FALSE(q.try_pop().has_value());
 }
 
 TEST(QueueStress, BlockingQueueCloseRaces) {

@@ -34,4 +34,21 @@ double timed(const point& p, Body body) {
   return static_cast<double>(ops.load()) / elapsed;
 }
 
+/// Runs body(thread_index) on `threads` threads released together. Returns
+/// the seconds from the release to the end of the last one.
+template <class Body>
+double run_to_completion(int threads, Body body) {
+  std::latch ready(threads + 1);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      ready.arrive_and_wait();
+      body(t);
+    });
+  ready.arrive_and_wait();
+  const auto start = std::chrono::steady_clock::now();
+  for (auto& t : pool) t.join();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 } // namespace runner

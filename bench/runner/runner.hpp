@@ -14,7 +14,8 @@ namespace runner {
 
 struct point {
   int threads;
-  double seconds; // how long each measurement runs
+  double seconds;  // how long a timed measurement runs
+  long long items; // how many items a fixed-work measurement moves
 };
 
 struct contender {
@@ -43,6 +44,7 @@ struct options {
   std::vector<int> threads{1, 2, 4, 8};
   int reps = 3;
   double seconds = 0.5;
+  long long items = 10'000'000;
   std::string out = "bench/results/latest";
   std::string only;      // run only the sweep of this name
   std::string contender; // run only contenders whose name contains this

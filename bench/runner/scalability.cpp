@@ -1,7 +1,11 @@
 // bench/runner/scalability.cpp - the scalability runner (the main job).
 //
 //   lfcore_scalability [--quick] [--threads 1,2,4,8] [--reps 3] [--seconds 0.5]
-//                      [--only SWEEP] [--contender NAME-PART] [--out DIR]
+//                      [--items 10000000] [--only SWEEP] [--contender NAME-PART]
+//                      [--out DIR]
+//
+// Timed sweeps run each point for --seconds; fixed-work sweeps (the queues)
+// move --items items per point.
 //
 // Each later component adds its sweep to all_sweeps(). Progress goes to stderr;
 // results, report and plots to --out.
@@ -51,12 +55,15 @@ options parse(int argc, char** argv) {
       o.quick = true;
       o.threads = {1, 2, 4};
       o.seconds = 0.1;
+      o.items = 200'000;
     } else if (a == "--threads")
       o.threads = parse_list(value());
     else if (a == "--reps")
       o.reps = std::max(1, std::atoi(value().c_str()));
     else if (a == "--seconds")
       o.seconds = std::max(0.01, std::atof(value().c_str()));
+    else if (a == "--items")
+      o.items = std::max(1000LL, std::atoll(value().c_str()));
     else if (a == "--out")
       o.out = value();
     else if (a == "--only")
@@ -65,7 +72,7 @@ options parse(int argc, char** argv) {
       o.contender = value();
     else if (a == "--help" || a == "-h") {
       std::puts("lfcore_scalability [--quick] [--threads 1,2,4,8] [--reps 3] [--seconds 0.5] "
-                "[--only SWEEP] [--contender NAME-PART] [--out DIR]");
+                "[--items 10000000] [--only SWEEP] [--contender NAME-PART] [--out DIR]");
       std::exit(0);
     } else
       throw std::invalid_argument("unknown option " + a + " (try --help)");
@@ -100,7 +107,7 @@ int main(int argc, char** argv) try {
     const int n = static_cast<int>(s.contenders.size());
     for (int rep = 0; rep < opt.reps; ++rep)
       for (std::size_t ti = 0; ti < s.threads.size(); ++ti) {
-        const point p{s.threads[ti], opt.seconds};
+        const point p{s.threads[ti], opt.seconds, opt.items};
         for (int k = 0; k < n; ++k) { // rotate the order: nobody always runs first
           const contender& c =
               s.contenders[static_cast<std::size_t>((k + rep + static_cast<int>(ti)) % n)];

@@ -264,6 +264,7 @@ private:
   thread_state* allocate_chunk(std::size_t index);
   detail::retired_block* add_block(thread_state& ts);
   std::size_t scan(thread_state& ts) noexcept;
+  void trim_spares(thread_state& ts) noexcept;
   std::size_t scan_threshold() const noexcept {
     // relaxed: a heuristic; a stale count only moves the next scan a little.
     const std::size_t h = record_count_.load(std::memory_order_relaxed);

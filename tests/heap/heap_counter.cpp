@@ -1,0 +1,60 @@
+// Replacement global operator new/delete that count live bytes. Every block
+// carries a header (one alignment unit) holding its size. libstdc++'s array,
+// nothrow and sized forms call these four, so they are all counted.
+#include "heap_counter.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+namespace {
+
+std::atomic<long long> live{0};
+
+std::size_t header_size(std::size_t align) noexcept {
+  return std::max(align, alignof(std::max_align_t));
+}
+
+void* allocate(std::size_t n, std::size_t align) {
+  const std::size_t header = header_size(align);
+  const std::size_t total = (header + n + header - 1) / header * header;
+  void* raw = std::aligned_alloc(header, total);
+  if (raw == nullptr) throw std::bad_alloc();
+  *static_cast<std::size_t*>(raw) = n;
+  live.fetch_add(static_cast<long long>(n), std::memory_order_relaxed);
+  return static_cast<std::byte*>(raw) + header;
+}
+
+void deallocate(void* p, std::size_t align) noexcept {
+  if (p == nullptr) return;
+  void* raw = static_cast<std::byte*>(p) - header_size(align);
+  live.fetch_sub(static_cast<long long>(*static_cast<std::size_t*>(raw)),
+                 std::memory_order_relaxed);
+  std::free(raw);
+}
+
+} // namespace
+
+long long test::live_heap_bytes() noexcept {
+  return live.load(std::memory_order_relaxed);
+}
+
+void* operator new(std::size_t n) {
+  return allocate(n, alignof(std::max_align_t));
+}
+void* operator new(std::size_t n, std::align_val_t a) {
+  return allocate(n, static_cast<std::size_t>(a));
+}
+void operator delete(void* p) noexcept {
+  deallocate(p, alignof(std::max_align_t));
+}
+void operator delete(void* p, std::align_val_t a) noexcept {
+  deallocate(p, static_cast<std::size_t>(a));
+}
+void operator delete(void* p, std::size_t) noexcept {
+  deallocate(p, alignof(std::max_align_t));
+}
+void operator delete(void* p, std::size_t, std::align_val_t a) noexcept {
+  deallocate(p, static_cast<std::size_t>(a));
+}

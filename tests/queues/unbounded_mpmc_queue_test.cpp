@@ -1,0 +1,121 @@
+#include "../heap/heap_counter.hpp"
+#include "tracked.hpp"
+
+#include <lfcore/unbounded_mpmc_queue.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+using lfcore::unbounded_mpmc_queue;
+
+TEST(UnboundedMpmcQueue, FifoAcrossSegments) {
+  unbounded_mpmc_queue<int, 4> q;
+  for (int i = 0; i < 1000; ++i) q.push(i);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(q.try_pop(), i);
+  EXPECT_FALSE(q.try_pop().has_value());
+  q.push(5);
+  int v = 0;
+  EXPECT_TRUE(q.try_pop(v));
+  EXPECT_EQ(v, 5);
+}
+
+TEST(UnboundedMpmcQueue, PollingAnEmptyQueueBurnsNoPositions) {
+  unbounded_mpmc_queue<int, 4> q;
+  for (int i = 0; i < 100; ++i) EXPECT_FALSE(q.try_pop().has_value());
+  q.push(1);
+  q.push(2);
+  EXPECT_EQ(q.try_pop(), 1);
+  EXPECT_EQ(q.try_pop(), 2);
+}
+
+TEST(UnboundedMpmcQueue, SegmentOfOneSlot) {
+  unbounded_mpmc_queue<int, 1> q;
+  for (int round = 0; round < 100; ++round) {
+    for (int i = 0; i < round % 5; ++i) q.push(round * 10 + i);
+    for (int i = 0; i < round % 5; ++i) ASSERT_EQ(q.try_pop(), round * 10 + i);
+    ASSERT_FALSE(q.try_pop().has_value());
+  }
+}
+
+TEST(UnboundedMpmcQueue, MoveOnlyValues) {
+  unbounded_mpmc_queue<test::move_only, 2> q;
+  for (long i = 0; i < 10; ++i) q.emplace(i);
+  test::move_only m(42);
+  q.push(std::move(m));
+  for (long i = 0; i < 10; ++i) ASSERT_EQ(*q.try_pop()->p, i);
+  EXPECT_EQ(*q.try_pop()->p, 42);
+}
+
+TEST(UnboundedMpmcQueue, DestructorDestroysRemainingElements) {
+  test::tracked::live = 0;
+  {
+    unbounded_mpmc_queue<test::tracked, 4> q;
+    for (int i = 0; i < 11; ++i) q.emplace(i);
+    for (int i = 0; i < 5; ++i) q.try_pop();
+    EXPECT_EQ(test::tracked::live.load(), 6);
+  }
+  EXPECT_EQ(test::tracked::live.load(), 0);
+}
+
+namespace {
+struct throws_on_copy {
+  int v;
+  explicit throws_on_copy(int x) : v(x) {}
+  throws_on_copy(const throws_on_copy& o) : v(o.v) {
+    if (o.v < 0) throw std::runtime_error("copy");
+  }
+  throws_on_copy(throws_on_copy&&) noexcept = default;
+  throws_on_copy& operator=(throws_on_copy&&) noexcept = default;
+};
+} // namespace
+
+TEST(UnboundedMpmcQueue, ThrowingCopyClaimsNothing) {
+  unbounded_mpmc_queue<throws_on_copy, 2> q;
+  const throws_on_copy bad(-1);
+  EXPECT_THROW(q.push(bad), std::runtime_error);
+  q.push(throws_on_copy(3));
+  EXPECT_EQ(q.try_pop()->v, 3);
+  EXPECT_FALSE(q.try_pop().has_value());
+}
+
+TEST(UnboundedMpmcQueue, ManyThreadsExactlyOnce) {
+  constexpr int producers = 3, consumers = 3;
+  constexpr long per_producer = 50'000;
+  unbounded_mpmc_queue<long, 8> q;
+  std::vector<std::atomic<int>> seen(producers * per_producer);
+  std::atomic<long> popped{0};
+  std::vector<std::thread> threads;
+  for (int p = 0; p < producers; ++p)
+    threads.emplace_back([&, p] {
+      for (long i = 0; i < per_producer; ++i) q.push(p * per_producer + i);
+    });
+  for (int c = 0; c < consumers; ++c)
+    threads.emplace_back([&] {
+      while (popped.load() < producers * per_producer)
+        if (auto v = q.try_pop()) {
+          seen[static_cast<std::size_t>(*v)]++;
+          popped++;
+        }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& s : seen) ASSERT_EQ(s.load(), 1);
+}
+
+TEST(UnboundedMpmcQueue, DrainedSegmentsGoBackToTheAllocator) {
+  // A private domain, so that only this queue's segments are counted.
+  lfcore::hazard_pointer_domain domain(lfcore::hazard_pointer_domain_config{.scan_threshold = 8});
+  unbounded_mpmc_queue<long, 16> q(domain);
+  q.push(0);
+  q.try_pop();
+  domain.reclaim();
+  const long long before = test::live_heap_bytes();
+  for (long i = 0; i < 100'000; ++i) q.push(i);
+  EXPECT_GT(test::live_heap_bytes() - before, 100'000LL * 8);
+  for (long i = 0; i < 100'000; ++i) ASSERT_EQ(q.try_pop(), i);
+  domain.reclaim();
+  // What is left: the current segment and the domain's retired-entry blocks.
+  EXPECT_LT(test::live_heap_bytes() - before, 16 * 1024);
+}

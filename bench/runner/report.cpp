@@ -70,8 +70,12 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
      << "- command: `" << opt.command_line << "`\n"
      << "- date: " << utc_now() << "\n"
      << "- machine: " << machine_line() << "\n"
-     << "- method: every point is the median of " << opt.reps << " runs of " << opt.seconds
-     << " s; contenders interleaved in rotating order at every point.\n"
+     << "- method: every point is the median of " << opt.reps
+     << " runs (timed sweeps, round "
+        "trips included: "
+     << opt.seconds << " s each; queue throughput sweeps: " << opt.items
+     << " items each, timed to the last pop); contenders interleaved in rotating order at "
+        "every point.\n"
      << "- speedup is against the same contender at the sweep's first thread count, per thread; "
         "efficiency = speedup / threads. "
         "Past the core count, efficiency must fall: the sweep goes there on purpose.\n\n";
@@ -88,30 +92,39 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
             v.push_back(m.ops_per_second / 1e6);
         med[c.name][t] = median(v);
       }
-    const contender* ours = nullptr;
-    for (const auto& c : s.contenders)
-      if (c.is_lfcore) ours = &c;
-
     md << "## " << s.title << " (`" << s.name << "`)\n\n"
        << "One operation: " << s.what << ".\n\n";
-    md << "Throughput, Mops/s (median)\n\n| threads |";
-    for (const auto& c : s.contenders) md << " " << c.name << " |";
-    if (ours)
-      for (const auto& c : s.contenders)
-        if (&c != ours) md << " lfcore / " << c.name << " |";
-    md << "\n|---:|";
-    for (std::size_t i = 0; i < s.contenders.size() * 2 - (ours ? 1 : s.contenders.size()); ++i)
-      md << "---:|";
-    md << "\n";
+    auto header = [&](const std::vector<const contender*>& columns) {
+      md << "| threads |";
+      for (const contender* c : columns) md << " " << c->name << " |";
+      md << "\n|---:|";
+      for (std::size_t i = 0; i < columns.size(); ++i) md << "---:|";
+      md << "\n";
+    };
+    std::vector<const contender*> all, peers;
+    for (const auto& c : s.contenders) {
+      all.push_back(&c);
+      if (!c.is_lfcore) peers.push_back(&c);
+    }
+    md << "Throughput, Mops/s (median)\n\n";
+    header(all);
     for (int t : s.threads) {
       md << "| " << t << " |";
-      for (const auto& c : s.contenders) md << " " << fmt(med[c.name][t]) << " |";
-      if (ours)
-        for (const auto& c : s.contenders)
-          if (&c != ours)
-            md << " " << (med[c.name][t] > 0 ? fmt(med[ours->name][t] / med[c.name][t]) + "x" : "-")
-               << " |";
+      for (const contender* c : all) md << " " << fmt(med[c->name][t]) << " |";
       md << "\n";
+    }
+    // One ratio table per lfcore contender: its median over each peer's.
+    for (const auto& ours : s.contenders) {
+      if (!ours.is_lfcore || peers.empty()) continue;
+      md << "\n" << ours.name << " relative to each peer (ratio of medians)\n\n";
+      header(peers);
+      for (int t : s.threads) {
+        md << "| " << t << " |";
+        for (const contender* c : peers)
+          md << " " << (med[c->name][t] > 0 ? fmt(med[ours.name][t] / med[c->name][t]) + "x" : "-")
+             << " |";
+        md << "\n";
+      }
     }
     md << "\nSpeedup and efficiency\n\n| threads |";
     for (const auto& c : s.contenders) md << " " << c.name << " |";

@@ -175,8 +175,9 @@ struct tbb_unbounded_handle {
 // ramalhete_queue holds pointers (or trivially copyable types smaller than a
 // pointer): items travel as fake pointers, never dereferenced, even and
 // non-null as the queue requires (it uses the low bit and null as markers).
-using xenium_ramalhete = xenium::ramalhete_queue<
-    std::uint64_t*, xenium::policy::reclaimer<xenium::reclamation::hazard_pointer<>>>;
+using xenium_ramalhete =
+    xenium::ramalhete_queue<std::uint64_t*,
+                            xenium::policy::reclaimer<xenium::reclamation::hazard_pointer<>>>;
 struct xenium_ramalhete_handle {
   xenium_ramalhete& q;
   bool push(std::uint64_t v) {
@@ -190,8 +191,9 @@ struct xenium_ramalhete_handle {
     return true;
   }
 };
-using xenium_msq = xenium::michael_scott_queue<
-    std::uint64_t, xenium::policy::reclaimer<xenium::reclamation::hazard_pointer<>>>;
+using xenium_msq =
+    xenium::michael_scott_queue<std::uint64_t,
+                                xenium::policy::reclaimer<xenium::reclamation::hazard_pointer<>>>;
 struct xenium_msq_handle {
   xenium_msq& q;
   bool push(std::uint64_t v) {

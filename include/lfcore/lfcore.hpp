@@ -2,9 +2,14 @@
 #pragma once
 
 #include "lfcore/backoff.hpp"
+#include "lfcore/blocking_queue.hpp"
 #include "lfcore/cache_padded.hpp"
 #include "lfcore/config.hpp"
 #include "lfcore/eventcount.hpp"
 #include "lfcore/hazard_pointer.hpp"
 #include "lfcore/marked_ptr.hpp"
+#include "lfcore/mpmc_queue.hpp"
+#include "lfcore/spsc_queue.hpp"
 #include "lfcore/thread_registry.hpp"
+#include "lfcore/unbounded_mpmc_queue.hpp"
+#include "lfcore/unbounded_spsc_queue.hpp"

@@ -113,3 +113,21 @@ TEST(SpscQueue, TwoThreadsFifo) {
     }
   producer.join();
 }
+
+TEST(SpscQueue, AfterFullResumesOnlyOnceARefillBatchIsFree) {
+  using queue = spsc_queue<int>;
+  queue q(queue::refill_min_capacity);
+  for (int i = 0; i < static_cast<int>(q.capacity()); ++i) ASSERT_TRUE(q.try_push(i));
+  EXPECT_FALSE(q.try_push(-1));
+  for (std::size_t i = 1; i < queue::refill_batch; ++i) {
+    ASSERT_TRUE(q.try_pop().has_value());
+    ASSERT_FALSE(q.try_push(-1)) << i << " free slots";
+  }
+  ASSERT_TRUE(q.try_pop().has_value());
+  for (std::size_t i = 0; i < queue::refill_batch; ++i) ASSERT_TRUE(q.try_push(-1));
+  EXPECT_FALSE(q.try_push(-1));
+  // try_push_n is exact: one free slot takes one element.
+  ASSERT_TRUE(q.try_pop().has_value());
+  int one = 7;
+  EXPECT_EQ(q.try_push_n(&one, 1), 1u);
+}

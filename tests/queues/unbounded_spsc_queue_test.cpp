@@ -90,8 +90,9 @@ TEST(UnboundedSpscQueue, MemoryReturnsAfterABurst) {
       for (long i = 0; i < 100'000; ++i) q.push(i);
       EXPECT_GT(test::live_heap_bytes() - before, 100'000LL * 8) << "the burst must be held";
       for (long i = 0; i < 100'000; ++i) ASSERT_EQ(q.try_pop(), i);
-      // One ring in use and at most spare_rings kept.
-      const long long ring_bytes = 64 * 8 + 512;
+      // One ring in use and at most spare_rings kept: 64 slots of at most 16
+      // bytes and a ring object below 1 KiB each.
+      const long long ring_bytes = 64 * 16 + 1024;
       EXPECT_LE(test::live_heap_bytes() - before,
                 ring_bytes * (1 + static_cast<long long>(q.spare_rings)) + 1024);
     }

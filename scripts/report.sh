@@ -51,6 +51,6 @@ echo "=== micro-benchmarks"
 
 echo "=== stress (LFCORE_STRESS_SCALE=$scale)"
 (cd build/release && LFCORE_STRESS_SCALE=$scale ctest -L stress --output-on-failure -V) \
-  | grep -E 'Test +#|stalled protector|tests passed|FAILED|Passed|Failed' | tee "$out/stress.txt"
+  | grep -E 'Test +#|stalled protector|bytes held|tests passed|FAILED|Passed|Failed' | tee "$out/stress.txt"
 
 echo "report: $out/scalability/report.md, $out/micro/hazard_pointer.txt, $out/stress.txt"

@@ -1,9 +1,11 @@
-// README.md's hazard-pointer snippet as a program, built against the installed
-// package with find_package(lfcore).
-#include <lfcore/hazard_pointer.hpp>
+// README.md's hazard-pointer and queue snippets as a program, built against
+// the installed package with find_package(lfcore).
+#include <lfcore/lfcore.hpp>
 
 #include <atomic>
 #include <cstdio>
+#include <optional>
+#include <string>
 
 struct widget : lfcore::hazard_pointer_obj_base<widget> {
   int id = 7;
@@ -22,5 +24,21 @@ int main() {
   domain.reclaim();
   const auto pending = domain.stats().pending();
   std::printf("consumer: id %d, pending %llu\n", id, static_cast<unsigned long long>(pending));
-  return id == 7 && pending == 0 ? 0 : 1;
+
+  lfcore::spsc_queue<std::string> ring(1024); // one producer, one consumer
+  ring.try_push("hello");                     // false when full
+  std::optional<std::string> s = ring.try_pop();
+
+  lfcore::unbounded_mpmc_queue<int> q; // any threads; push never fails
+  q.push(42);
+  int v = 0;
+  bool got = q.try_pop(v);
+
+  lfcore::blocking_queue<lfcore::mpmc_queue<int>> channel(256);
+  channel.push(7);
+  std::optional<int> x = channel.pop();
+  channel.close();
+
+  const bool queues_ok = s == "hello" && got && v == 42 && x == 7 && !channel.pop();
+  return id == 7 && pending == 0 && queues_ok ? 0 : 1;
 }

@@ -344,6 +344,22 @@ public:
     return false;
   }
 
+  /// Extension: protects ptr, then evaluates still_reachable() (which must
+  /// read with acquire). If it returns true, ptr is protected and safe to use,
+  /// provided the condition implies ptr had not been retired when it was
+  /// evaluated (for example "the link I read ptr from is unchanged and its
+  /// owner is not deleted"). Otherwise the protection is reset and false is
+  /// returned. Wait-free but for still_reachable(). Precondition: !empty().
+  template <class T, class Predicate>
+  bool try_protect_if(const T* ptr, Predicate still_reachable) {
+    set(ptr);
+    detail::stress_point();
+    detail::asymmetric_fence::light(); // [hp.protect] pairs with [hp.scan]
+    if (still_reachable()) return true;
+    reset_protection();
+    return false;
+  }
+
   /// Protects ptr without validation: the caller guarantees ptr cannot be
   /// reclaimed before this call returns (e.g. it is protected by another hazard
   /// pointer, or not yet retired). Wait-free.

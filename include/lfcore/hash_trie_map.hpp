@@ -1,0 +1,724 @@
+// lfcore/hash_trie_map.hpp - lock-free hash trie map with hazard-pointer
+// reclamation, arbitrary keys and iteration.
+//
+// Structure (the LFHT of Areias and Rocha, IJPP 2016 / JPDC 2021, as used for
+// YAP's atom table; see ../shared/seeds/lock-free-atom-table.txt):
+// * Hash nodes hold 2^bits buckets. The root uses root_bits of the hash, each
+//   deeper level level_bits more, most significant bits first, so bucket
+//   order is hash order and iteration can go in (hash, key) order.
+// * A bucket holds a word: its own hash node (empty), a deeper hash node, or
+//   the first leaf of a chain. Each leaf's `next` word points to the next leaf
+//   or, at the end of the chain, to a hash node: the node that owns the chain,
+//   or a deeper node that continues it.
+// * Expansion: an insert that finds chain_threshold live leaves in a chain
+//   ending at their own node closes the chain with a new, deeper hash node
+//   (one CAS on the end word); the key and every later key for that bucket go
+//   one level down. Unlike LFHT, the leaves already in the chain stay where
+//   they are: moving them into the new level with helping needs a step (append
+//   the moved leaf to its new chain) that a slow helper can repeat after the
+//   leaf was moved, deleted and unlinked (the end word it expects comes back:
+//   ABA). Closing instead of moving makes expansion atomic - no expansion is
+//   ever unfinished, so none needs help - at the price of up to
+//   chain_threshold leaves per level on a lookup path (bench/results/).
+// * Hashes: the user's hash is passed through MurmurHash3's 64-bit finalizer
+//   (a bijection), because std::hash of an integer is the identity and would
+//   put sequential keys in one top-level bucket.
+//
+// Erase is three stages (Harris, DISC 2001; Michael, SPAA 2002): mark the
+// leaf's next word (logical removal, the linearization point); unlink it by a
+// CAS on its predecessor's word (the eraser, or any later writer passing by);
+// retire it to the hazard-pointer domain, whose scan destroys key and value
+// once no hazard pointer protects the leaf. insert_or_assign replaces a leaf L
+// by a new leaf N with one CAS: N.next = L.next, then L.next = N | deleted, so
+// readers passing L go on to N and never see the key missing.
+//
+// Invariants
+// * A leaf is unlinked only after its next word is marked; a marked word never
+//   changes again (every CAS expects an unmarked value). So an unmarked leaf is
+//   reachable from the root, and the successor of a marked leaf stays where it
+//   is until that leaf is unlinked.
+// * Hash nodes are freed only by the destructor: a traversal needs no hazard
+//   pointer for them.
+// * A key has at most one live leaf (inserts append only after a traversal of
+//   the whole chain found none, with a CAS on the chain's end word that fails
+//   if anything was appended, closed or marked since).
+//
+// Lookups (find, contains, visit, iteration) perform no atomic read-modify-
+// write and no store but their hazard pointers: they pass marked leaves
+// without unlinking them. They validate each step against the last link they
+// read unmarked (its owner is then still reachable, and so is the run of marked
+// leaves after it), keeping hazard pointers on that owner, on the first leaf of
+// the run (no ABA on the link) and on the current and next leaf.
+//
+// Progress: every operation is lock-free (a retry happens only when another
+// thread changed the chain). find/contains/visit/size are lock-free too and
+// never write shared memory but their hazard pointers.
+// Ordering: insert, insert_or_assign and erase are linearizable (at the CAS
+// that appends, replaces or marks); find/contains/visit at the read of the
+// leaf's next word. A value found happens-after its insertion.
+// Iteration: weakly consistent, in (hash, key) order (keys with equal hashes
+// by std::less<Key>); every key present for the whole iteration is visited
+// once, no key twice, and a key whose erase completed before the step that
+// would reach it is not visited. Each step is a search from the root (as the
+// paper's lfht_next_key), so iterating costs O(size * depth).
+// size(): the sum of per-thread-shard counters; exact when no operation runs
+// concurrently, otherwise within the number of concurrent inserts and erases.
+// Memory: leaves come from Allocator (rebound), which must be stateless (the
+// hazard-pointer domain destroys retired leaves after the map may be gone);
+// hash nodes from operator new. Empty hash levels are not compressed (see
+// bench/results/README.md for why).
+#pragma once
+
+#include "lfcore/cache_padded.hpp"
+#include "lfcore/config.hpp"
+#include "lfcore/detail/stress.hpp"
+#include "lfcore/hazard_pointer.hpp"
+#include "lfcore/thread_registry.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace lfcore {
+
+/// Shape of a hash_trie_map; chosen by measurement (bench/results/README.md).
+/// Stress builds use the smallest values so that expansions happen constantly.
+struct hash_trie_config {
+  unsigned root_bits = stress_build ? 1 : 16;      ///< root has 2^root_bits buckets
+  unsigned level_bits = stress_build ? 1 : 4;      ///< deeper nodes have 2^level_bits
+  unsigned chain_threshold = stress_build ? 1 : 4; ///< live leaves before a chain closes
+};
+
+namespace detail {
+/// MurmurHash3's 64-bit finalizer (Appleby): a bijection with full avalanche.
+constexpr std::uint64_t mix_hash(std::uint64_t h) noexcept {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
+template <class T, class = void>
+inline constexpr bool is_transparent_v = false;
+template <class T>
+inline constexpr bool is_transparent_v<T, std::void_t<typename T::is_transparent>> = true;
+} // namespace detail
+
+template <class Key, class T, class Hash = std::hash<Key>, class KeyEqual = std::equal_to<Key>,
+          class Allocator = std::allocator<std::pair<const Key, T>>>
+class hash_trie_map {
+  static_assert(std::allocator_traits<Allocator>::is_always_equal::value,
+                "hash_trie_map: the allocator must be stateless (see the header)");
+
+  // Heterogeneous lookup, as in std::unordered_map: only with transparent functors.
+  static constexpr bool transparent =
+      detail::is_transparent_v<Hash> && detail::is_transparent_v<KeyEqual>;
+
+public:
+  using key_type = Key;
+  using mapped_type = T;
+  using value_type = std::pair<const Key, T>;
+  using size_type = std::size_t;
+  using hasher = Hash;
+  using key_equal = KeyEqual;
+  using allocator_type = Allocator;
+  class const_iterator;
+  using iterator = const_iterator;
+
+  /// Throws std::invalid_argument for root_bits or level_bits outside [1, 24]
+  /// or a chain_threshold of 0.
+  explicit hash_trie_map(hash_trie_config config = {}, const Hash& hash = Hash(),
+                         const KeyEqual& equal = KeyEqual())
+      : config_(checked(config)), hash_(hash), equal_(equal),
+        root_(new_hash_node(nullptr, 0, config_.root_bits)) {}
+  /// Destroys every element. No concurrent calls. Elements erased earlier are
+  /// destroyed by the hazard-pointer domain (already, or at its next scans).
+  ~hash_trie_map() { destroy(root_); }
+  hash_trie_map(const hash_trie_map&) = delete;
+  hash_trie_map& operator=(const hash_trie_map&) = delete;
+
+  // ------------------------------------------------------------------ lookup
+  // Each lookup also takes any K when Hash and KeyEqual are transparent.
+
+  /// An iterator to the element, holding a hazard pointer that keeps it alive
+  /// (its value as of the lookup), or end().
+  const_iterator find(const Key& key) const { return find_any(key); }
+  template <class K>
+  requires transparent const_iterator find(const K& key)
+  const { return find_any(key); }
+  bool contains(const Key& key) const {
+    return visit_any(key, [](const value_type&) {});
+  }
+  template <class K>
+  requires transparent bool contains(const K& key) const {
+    return visit_any(key, [](const value_type&) {});
+  }
+  /// Calls f(const value_type&) on the element while it is protected, and
+  /// returns true; false if the key is absent. f must not keep references.
+  template <class F>
+  bool visit(const Key& key, F&& f) const {
+    return visit_any(key, std::forward<F>(f));
+  }
+  template <class K, class F>
+  requires transparent bool visit(const K& key, F&& f) const {
+    return visit_any(key, std::forward<F>(f));
+  }
+
+  // --------------------------------------------------------------- modifiers
+  /// Inserts v unless its key is present. Returns an iterator to the element
+  /// with that key and whether v was inserted.
+  std::pair<const_iterator, bool> insert(const value_type& v) {
+    return emplace_if_absent(v.first, [&](std::uint64_t h) { return new_leaf(h, v); });
+  }
+  std::pair<const_iterator, bool> insert(value_type&& v) {
+    return emplace_if_absent(v.first, [&](std::uint64_t h) { return new_leaf(h, std::move(v)); });
+  }
+  /// Constructs the value from args only if the key is absent.
+  template <class... Args>
+  std::pair<const_iterator, bool> try_emplace(const Key& key, Args&&... args) {
+    return emplace_if_absent(key, [&](std::uint64_t h) {
+      return new_leaf(h, std::piecewise_construct, std::forward_as_tuple(key),
+                      std::forward_as_tuple(std::forward<Args>(args)...));
+    });
+  }
+  template <class... Args>
+  std::pair<const_iterator, bool> try_emplace(Key&& key, Args&&... args) {
+    return emplace_if_absent(key, [&](std::uint64_t h) {
+      return new_leaf(h, std::piecewise_construct, std::forward_as_tuple(std::move(key)),
+                      std::forward_as_tuple(std::forward<Args>(args)...));
+    });
+  }
+  /// Inserts, or atomically replaces the value of the present key (the old
+  /// element is destroyed at reclamation). Returns (iterator, inserted).
+  template <class M>
+  std::pair<const_iterator, bool> insert_or_assign(const Key& key, M&& obj) {
+    return assign(new_leaf(hash_of(key), key, std::forward<M>(obj)));
+  }
+  template <class M>
+  std::pair<const_iterator, bool> insert_or_assign(Key&& key, M&& obj) {
+    const std::uint64_t h = hash_of(key);
+    return assign(new_leaf(h, std::move(key), std::forward<M>(obj)));
+  }
+  /// Removes the key; returns 1 if this call removed it, else 0.
+  size_type erase(const Key& key) { return erase_any(key); }
+  template <class K>
+  requires transparent size_type erase(const K& key) { return erase_any(key); }
+  /// Erases every element present when the call reaches it (not atomic).
+  void clear() {
+    for (const_iterator it = begin(); it != end();) {
+      const_iterator next = std::next(it);
+      erase(it->first);
+      it = std::move(next);
+    }
+  }
+
+  size_type size() const noexcept {
+    std::ptrdiff_t n = 0;
+    for (const auto& shard : counts_)
+      n += shard->load(std::memory_order_relaxed); // relaxed: estimate
+    return n > 0 ? static_cast<size_type>(n) : 0;
+  }
+  bool empty() const noexcept { return size() == 0; }
+
+  const_iterator begin() const { return next_after(nullptr); }
+  const_iterator end() const noexcept { return const_iterator(); }
+
+  const hash_trie_config& config() const noexcept { return config_; }
+  hasher hash_function() const { return hash_; }
+  key_equal key_eq() const { return equal_; }
+
+private:
+  using word = std::uintptr_t;
+  static constexpr word hash_tag = 1; // the word points to a hash node
+  static constexpr word deleted = 2;  // on a leaf's next word: the leaf is erased
+
+  struct leaf {
+    template <class... Args>
+    explicit leaf(std::uint64_t h, Args&&... args) : hash(h), kv(std::forward<Args>(args)...) {}
+    const std::uint64_t hash; // mixed
+    std::atomic<word> next{0};
+    value_type kv;
+  };
+  using leaf_allocator = typename std::allocator_traits<Allocator>::template rebind_alloc<leaf>;
+  using leaf_traits = std::allocator_traits<leaf_allocator>;
+  struct leaf_deleter { // stateless: retiring allocates nothing
+    void operator()(leaf* l) const noexcept {
+      leaf_allocator a;
+      leaf_traits::destroy(a, l);
+      leaf_traits::deallocate(a, l, 1);
+    }
+  };
+
+  // A hash node and its buckets in one allocation.
+  struct hash_node {
+    hash_node* const parent;
+    const unsigned consumed; // hash bits the levels above use
+    const unsigned bits;
+    std::atomic<word>* buckets() noexcept { return reinterpret_cast<std::atomic<word>*>(this + 1); }
+    std::size_t size() const noexcept { return std::size_t(1) << bits; }
+    std::size_t index(std::uint64_t h) const noexcept {
+      return static_cast<std::size_t>((h << consumed) >> (64 - bits));
+    }
+    std::atomic<word>& bucket(std::uint64_t h) noexcept { return buckets()[index(h)]; }
+  };
+
+  static word to_word(const leaf* l) noexcept { return reinterpret_cast<word>(l); }
+  static word to_word(const hash_node* n) noexcept { return reinterpret_cast<word>(n) | hash_tag; }
+  static bool is_hash(word w) noexcept { return (w & hash_tag) != 0; }
+  static bool is_deleted(word w) noexcept { return (w & deleted) != 0; }
+  static word unmarked(word w) noexcept { return w & ~deleted; }
+  static leaf* leaf_of(word w) noexcept { return reinterpret_cast<leaf*>(w & ~word(7)); }
+  static hash_node* node_of(word w) noexcept { return reinterpret_cast<hash_node*>(w & ~word(7)); }
+  static const void* leaf_or_null(word w) noexcept { return is_hash(w) ? nullptr : leaf_of(w); }
+
+  // ------------------------------------------------------------- allocation
+  static hash_trie_config checked(hash_trie_config c) {
+    if (c.root_bits < 1 || c.root_bits > 24 || c.level_bits < 1 || c.level_bits > 24 ||
+        c.chain_threshold == 0)
+      throw std::invalid_argument("hash_trie_map: root_bits and level_bits must be in [1, 24] "
+                                  "and chain_threshold at least 1");
+    return c;
+  }
+  static hash_node* new_hash_node(hash_node* parent, unsigned consumed, unsigned bits) {
+    const std::size_t n = std::size_t(1) << bits;
+    void* raw = ::operator new(sizeof(hash_node) + n * sizeof(std::atomic<word>));
+    auto* node = ::new (raw) hash_node{parent, consumed, bits};
+    for (std::size_t i = 0; i < n; ++i)
+      ::new (static_cast<void*>(node->buckets() + i)) std::atomic<word>(to_word(node)); // empty
+    return node;
+  }
+  static void free_hash_node(hash_node* node) noexcept {
+    node->~hash_node(); // the atomics are trivially destructible
+    ::operator delete(static_cast<void*>(node));
+  }
+  template <class... Args>
+  static leaf* new_leaf(std::uint64_t h, Args&&... args) {
+    leaf_allocator a;
+    leaf* l = leaf_traits::allocate(a, 1);
+    try {
+      leaf_traits::construct(a, l, h, std::forward<Args>(args)...);
+    } catch (...) {
+      leaf_traits::deallocate(a, l, 1);
+      throw;
+    }
+    return l;
+  }
+  static void retire(leaf* l) { hazard_pointer_default_domain().retire(l, leaf_deleter()); }
+
+  // Single-threaded teardown: leaves of every chain, then the node.
+  static void destroy(hash_node* node) noexcept {
+    for (std::size_t i = 0; i < node->size(); ++i) {
+      word w = node->buckets()[i].load(std::memory_order_relaxed);
+      while (!is_hash(w)) {
+        leaf* l = leaf_of(w);
+        w = unmarked(l->next.load(std::memory_order_relaxed));
+        leaf_deleter()(l);
+      }
+      if (node_of(w) != node) destroy(node_of(w)); // a deeper level
+    }
+    free_hash_node(node);
+  }
+
+  template <class K>
+  const_iterator find_any(const K& key) const {
+    reader g;
+    const leaf* l = lookup(hash_of(key), key, g);
+    return l != nullptr ? const_iterator(this, l) : end();
+  }
+  template <class K, class F>
+  bool visit_any(const K& key, F&& f) const {
+    reader g;
+    const leaf* l = lookup(hash_of(key), key, g);
+    if (l == nullptr) return false;
+    std::forward<F>(f)(l->kv);
+    return true;
+  }
+  template <class K>
+  size_type erase_any(const K& key) {
+    const std::uint64_t h = hash_of(key);
+    writer g;
+    for (;;) {
+      const spot s = locate(h, key, g);
+      if (s.found == nullptr) return 0;
+      word expected = s.found_next;
+      // [trie.mark] the linearization point of erase; readers test the mark
+      // ([trie.read]). release: our reads of the leaf come before it.
+      if (s.found->next.compare_exchange_strong(
+              expected, expected | deleted, std::memory_order_release, std::memory_order_relaxed)) {
+        count(-1);
+        locate(h, key, g); // unlinks it (and any other marked leaf on the way)
+        return 1;
+      }
+    }
+  }
+
+  template <class K>
+  std::uint64_t hash_of(const K& key) const {
+    return detail::mix_hash(static_cast<std::uint64_t>(hash_(key)));
+  }
+  bool can_expand(const hash_node* n) const noexcept {
+    return n->consumed + n->bits + config_.level_bits <= 64;
+  }
+
+  void count(std::ptrdiff_t d) noexcept {
+    // relaxed: a statistic; each shard is mostly touched by one thread.
+    counts_[thread_registry::current_id() % shards]->fetch_add(d, std::memory_order_relaxed);
+  }
+
+  // ------------------------------------------------------- read-only search
+  struct reader {
+    hazard_pointer anchor = make_hazard_pointer(); // owner of the last unmarked link
+    hazard_pointer run = make_hazard_pointer();    // the leaf that link points to
+    hazard_pointer cur = make_hazard_pointer();
+    hazard_pointer next = make_hazard_pointer();
+  };
+
+  // One step of a read-only traversal from `cur` (protected by g.cur), whose
+  // next word is nw: protects the successor in g.cur and updates the anchor.
+  // False if the validation failed (restart the level).
+  static bool step(reader& g, const leaf* cur, word nw, const std::atomic<word>*& anchor,
+                   word& anchor_value) {
+    const word t = unmarked(nw);
+    if (is_hash(t)) return true; // end of chain: nothing to protect
+    const leaf* nxt = leaf_of(t);
+    detail::stress_point(); // nxt may be unlinked and reclaimed right here
+    if (!is_deleted(nw)) {
+      // cur is live: it becomes the anchor. Validate with its own word.
+      if (!g.next.try_protect_if(nxt, [&] {
+            // acquire: pairs with the release CAS that linked nxt ([trie.link]).
+            return cur->next.load(std::memory_order_acquire) == nw;
+          }))
+        return false;
+      anchor = &cur->next;
+      anchor_value = nw;
+      g.anchor.swap(g.cur);        // anchor protects cur
+      g.run.reset_protection(nxt); // safe: g.next protects it
+    } else if (!g.next.try_protect_if(nxt, [&] {
+                 // The anchor unchanged and unmarked: the run after it, cur
+                 // and cur's frozen successor are all still reachable.
+                 return anchor->load(std::memory_order_acquire) == anchor_value;
+               })) {
+      return false;
+    }
+    g.cur.swap(g.next);
+    return true;
+  }
+
+  // The live leaf with key, protected by g.cur, or nullptr.
+  template <class K>
+  const leaf* lookup(std::uint64_t h, const K& key, reader& g) const {
+    hash_node* node = root_;
+    for (;;) { // one level per turn; a failed validation restarts the level
+      const std::atomic<word>* anchor = &node->bucket(h);
+      word anchor_value = g.cur.protect(*anchor, leaf_or_null);
+      g.run.reset_protection(leaf_or_null(anchor_value)); // safe: g.cur protects it
+      word w = anchor_value;
+      bool valid = true;
+      while (!is_hash(w)) {
+        const leaf* cur = leaf_of(w);
+        // [trie.read] acquire: pairs with [trie.link]/[trie.mark]; the mark
+        // decides liveness, the link publishes the successor.
+        const word nw = cur->next.load(std::memory_order_acquire);
+        if (!is_deleted(nw) && cur->hash == h && equal_(cur->kv.first, key)) return cur;
+        if (!(valid = step(g, cur, nw, anchor, anchor_value))) break;
+        w = unmarked(nw);
+      }
+      if (!valid) continue;
+      hash_node* end = node_of(w);
+      if (end == node) return nullptr;
+      node = end; // the chain continues one level down
+    }
+  }
+
+  // ------------------------------------------------------ updating search
+  struct writer {
+    hazard_pointer prev = make_hazard_pointer();
+    hazard_pointer cur = make_hazard_pointer();
+    hazard_pointer next = make_hazard_pointer();
+  };
+  struct spot {
+    hash_node* node;         // the level whose chain was searched
+    std::atomic<word>* link; // the bucket or a live leaf's next: holds `found` or the end
+    leaf* found;             // the live leaf with the key (protected by g.cur), or nullptr
+    word found_next;         // found->next as read (unmarked)
+    std::size_t live;        // live leaves before link in this chain
+  };
+
+  // Michael's search: returns the live leaf with key, or the end word of the
+  // chain at the deepest level where the key would go (link holds
+  // to_word(node)). Unlinks and retires marked leaves it passes.
+  template <class K>
+  spot locate(std::uint64_t h, const K& key, writer& g) {
+    hash_node* node = root_;
+    for (;;) { // level (re)start
+      std::atomic<word>* link = &node->bucket(h);
+      word w = g.cur.protect(*link, leaf_or_null);
+      std::size_t live = 0;
+      bool valid = true;
+      while (!is_hash(w)) {
+        leaf* cur = leaf_of(w);
+        const word nw = cur->next.load(std::memory_order_acquire); // [trie.read]
+        // acquire: cur is still linked after its (unmarked) predecessor, so nw
+        // was read while cur was in the chain.
+        if (link->load(std::memory_order_acquire) != w) {
+          valid = false;
+          break;
+        }
+        if (is_deleted(nw)) {
+          word expected = w;
+          // [trie.unlink] release: pairs with [trie.read]; the successor was
+          // published before (it was linked after cur).
+          if (!link->compare_exchange_strong(expected, unmarked(nw), std::memory_order_release,
+                                             std::memory_order_relaxed)) {
+            valid = false;
+            break;
+          }
+          retire(cur); // unreachable now; only the unlinking thread retires
+          w = g.cur.protect(*link, leaf_or_null);
+          if (is_deleted(w)) { // link's owner died meanwhile: never CAS a marked word
+            valid = false;
+            break;
+          }
+          continue;
+        }
+        if (cur->hash == h && equal_(cur->kv.first, key)) return {node, link, cur, nw, live};
+        ++live;
+        const word t = nw;
+        if (!is_hash(t) && !g.next.try_protect_if(leaf_of(t), [&] {
+              return cur->next.load(std::memory_order_acquire) == nw;
+            })) {
+          valid = false;
+          break;
+        }
+        link = &cur->next;
+        g.prev.swap(g.cur); // prev protects cur, the owner of link
+        g.cur.swap(g.next); // cur protects the successor
+        w = t;
+      }
+      if (!valid) continue;
+      hash_node* end = node_of(w);
+      if (end == node) return {node, link, nullptr, 0, live};
+      node = end;
+    }
+  }
+
+  // Appends `fresh` (whose key is absent) or returns the live element with its
+  // key; fresh is allocated by make(h) only when needed and freed if unused.
+  template <class Make>
+  std::pair<const_iterator, bool> emplace_if_absent(const Key& key, Make make) {
+    const std::uint64_t h = hash_of(key);
+    writer g;
+    leaf* fresh = nullptr;
+    const Key* probe = &key;                     // fresh's key once make() may have moved from key
+    hazard_pointer keep = make_hazard_pointer(); // for the returned iterator
+    for (;;) {
+      const spot s = locate(h, *probe, g);
+      if (s.found != nullptr) {
+        if (fresh != nullptr) leaf_deleter()(fresh);
+        keep.reset_protection(s.found); // safe: g.cur protects it
+        return {const_iterator(this, s.found, std::move(keep)), false};
+      }
+      if (close_if_full(s)) continue;
+      if (fresh == nullptr) {
+        fresh = make(h);
+        probe = &fresh->kv.first;
+        keep.reset_protection(fresh); // before it is published
+      }
+      if (link_at_end(s, fresh)) {
+        count(1);
+        return {const_iterator(this, fresh, std::move(keep)), true};
+      }
+    }
+  }
+
+  // insert_or_assign with a prepared leaf.
+  std::pair<const_iterator, bool> assign(leaf* fresh) {
+    writer g;
+    hazard_pointer keep = make_hazard_pointer();
+    keep.reset_protection(fresh); // before it is published
+    const Key& key = fresh->kv.first;
+    for (;;) {
+      const spot s = locate(fresh->hash, key, g);
+      if (s.found == nullptr) {
+        if (close_if_full(s)) continue;
+        if (link_at_end(s, fresh)) {
+          count(1);
+          return {const_iterator(this, fresh, std::move(keep)), true};
+        }
+        continue;
+      }
+      // Replace: fresh takes found's place, found is marked with fresh as its
+      // successor, in one CAS ([trie.mark]); then unlink found.
+      fresh->next.store(s.found_next, std::memory_order_relaxed); // published by the CAS
+      word expected = s.found_next;
+      if (s.found->next.compare_exchange_strong(expected, to_word(fresh) | deleted,
+                                                std::memory_order_release,
+                                                std::memory_order_relaxed)) {
+        locate(fresh->hash, key, g); // unlinks found
+        return {const_iterator(this, fresh, std::move(keep)), false};
+      }
+    }
+  }
+
+  // At the end of a full chain (chain_threshold live leaves) of a node that can
+  // expand: closes it with a new hash node one level down. True if the caller
+  // must search again (closed by us or someone else).
+  bool close_if_full(const spot& s) {
+    if (s.live < config_.chain_threshold || !can_expand(s.node)) return false;
+    hash_node* child = new_hash_node(s.node, s.node->consumed + s.node->bits, config_.level_bits);
+    word expected = to_word(s.node);
+    // [trie.link] release: the child's buckets are initialised before it is reachable.
+    if (!s.link->compare_exchange_strong(expected, to_word(child), std::memory_order_release,
+                                         std::memory_order_relaxed))
+      free_hash_node(child); // never published
+    return true;
+  }
+
+  bool link_at_end(const spot& s, leaf* fresh) {
+    fresh->next.store(to_word(s.node), std::memory_order_relaxed); // published by the CAS
+    word expected = to_word(s.node);
+    // [trie.link] release: fresh's key, value and next are written before
+    // readers can reach it. Fails if anything was appended, closed or marked.
+    return s.link->compare_exchange_strong(expected, to_word(fresh), std::memory_order_release,
+                                           std::memory_order_relaxed);
+  }
+
+  // ------------------------------------------------------------- iteration
+  static bool less(std::uint64_t h1, const Key& k1, std::uint64_t h2, const Key& k2) {
+    return h1 != h2 ? h1 < h2 : std::less<Key>()(k1, k2);
+  }
+
+  // The smallest (hash, key) strictly after `after` (nullptr: the first) in
+  // the subtree of node, searching buckets from `first`. Copies the key: the
+  // caller then looks the element up, which protects it.
+  struct position {
+    std::uint64_t hash;
+    Key key;
+  };
+  // `after` non-null: this node is on after's path (only the top call and
+  // the child of after's own bucket are; every other subtree holds larger
+  // hashes and is scanned from bucket 0).
+  std::optional<position> smallest_after(hash_node* node, const position* after, reader& g) const {
+    const std::size_t first = after != nullptr ? node->index(after->hash) : 0;
+    for (std::size_t i = first; i < node->size(); ++i) {
+      std::optional<position> best;
+      hash_node* child = nullptr;
+      for (bool valid = false; !valid;) { // a failed validation rescans the bucket
+        best.reset();
+        const std::atomic<word>* anchor = &node->buckets()[i];
+        word anchor_value = g.cur.protect(*anchor, leaf_or_null);
+        g.run.reset_protection(leaf_or_null(anchor_value));
+        word w = anchor_value;
+        valid = true;
+        while (!is_hash(w)) {
+          const leaf* cur = leaf_of(w);
+          const word nw = cur->next.load(std::memory_order_acquire); // [trie.read]
+          if (!is_deleted(nw) &&
+              (after == nullptr || less(after->hash, after->key, cur->hash, cur->kv.first)) &&
+              (!best || less(cur->hash, cur->kv.first, best->hash, best->key)))
+            best.emplace(position{cur->hash, cur->kv.first});
+          if (!(valid = step(g, cur, nw, anchor, anchor_value))) break;
+          w = unmarked(nw);
+        }
+        child = valid && node_of(w) != node ? node_of(w) : nullptr;
+      }
+      if (child != nullptr) {
+        std::optional<position> deeper = smallest_after(child, i == first ? after : nullptr, g);
+        if (deeper && (!best || less(deeper->hash, deeper->key, best->hash, best->key)))
+          best = std::move(deeper);
+      }
+      if (best) return best; // every later bucket holds larger hashes
+    }
+    return std::nullopt;
+  }
+
+  const_iterator next_after(const position* after) const {
+    reader g;
+    std::optional<position> from;
+    if (after != nullptr) from = *after;
+    for (;;) {
+      std::optional<position> p = smallest_after(root_, from ? &*from : nullptr, g);
+      if (!p) return end();
+      if (const leaf* l = lookup(p->hash, p->key, g)) return const_iterator(this, l);
+      from = std::move(p); // erased meanwhile: go on after it
+    }
+  }
+
+  static constexpr std::size_t shards = 16;
+
+  const hash_trie_config config_;
+  [[no_unique_address]] Hash hash_;
+  [[no_unique_address]] KeyEqual equal_;
+  hash_node* const root_;
+  cache_padded<std::atomic<std::ptrdiff_t>> counts_[shards] = {};
+
+public:
+  /// A forward iterator over the elements (see "Iteration" in the header).
+  /// It holds a hazard pointer on its element, so the element it refers to
+  /// stays valid (with the value it had when reached) even if it is erased or
+  /// replaced meanwhile. Copying an iterator takes another hazard pointer.
+  class const_iterator {
+  public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = hash_trie_map::value_type;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const value_type*;
+    using reference = const value_type&;
+
+    const_iterator() noexcept = default;
+    const_iterator(const const_iterator& o) : map_(o.map_), leaf_(o.leaf_) {
+      if (leaf_ != nullptr) {
+        hp_ = make_hazard_pointer();
+        hp_.reset_protection(leaf_); // safe: o's hazard pointer protects it
+      }
+    }
+    const_iterator(const_iterator&&) noexcept = default;
+    const_iterator& operator=(const const_iterator& o) {
+      if (this != &o) *this = const_iterator(o);
+      return *this;
+    }
+    const_iterator& operator=(const_iterator&&) noexcept = default;
+
+    reference operator*() const noexcept { return leaf_->kv; }
+    pointer operator->() const noexcept { return &leaf_->kv; }
+    const_iterator& operator++() {
+      position here{leaf_->hash, leaf_->kv.first};
+      *this = map_->next_after(&here);
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator old = *this;
+      ++*this;
+      return old;
+    }
+    friend bool operator==(const const_iterator& a, const const_iterator& b) noexcept {
+      return a.leaf_ == b.leaf_;
+    }
+
+  private:
+    friend class hash_trie_map;
+    // l must be protected by a hazard pointer of the caller's during this call.
+    const_iterator(const hash_trie_map* map, const leaf* l) : map_(map), leaf_(l) {
+      hp_ = make_hazard_pointer();
+      hp_.reset_protection(l);
+    }
+    const_iterator(const hash_trie_map* map, const leaf* l, hazard_pointer hp) noexcept
+        : map_(map), leaf_(l), hp_(std::move(hp)) {}
+
+    const hash_trie_map* map_ = nullptr;
+    const leaf* leaf_ = nullptr;
+    hazard_pointer hp_;
+  };
+};
+
+} // namespace lfcore

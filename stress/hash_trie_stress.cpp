@@ -1,0 +1,120 @@
+// Stress tests of hash_trie_map: readers racing erasers on long chains (so
+// that reclamation of a leaf a reader is about to step onto happens often),
+// inserts/erases/assigns with checked values, iteration under churn, and
+// element lifetimes. LFCORE_STRESS_SCALE=N multiplies the work (a soak run).
+#include "../tests/queues/tracked.hpp"
+
+#include <lfcore/hash_trie_map.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace {
+
+long scaled(long n) {
+  long scale = 1;
+  if (const char* s = std::getenv("LFCORE_STRESS_SCALE")) scale = std::max(1L, std::atol(s));
+  if constexpr (lfcore::stress_build) n /= 10;
+  return std::max(100L, n * scale);
+}
+
+struct constant_hash {
+  std::size_t operator()(long) const noexcept { return 7; }
+};
+
+// Values carry their key twice: a torn or freed value fails the check.
+struct checked {
+  long a, b;
+};
+
+template <class Map>
+void churn(Map& m, long keys, long ops_per_writer, int writers, int readers) {
+  std::atomic<int> writing{writers};
+  std::atomic<long> bad{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < writers; ++t)
+    pool.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t * 7 + 1));
+      for (long i = 0; i < ops_per_writer; ++i) {
+        const long k = static_cast<long>(rng() % static_cast<unsigned>(keys));
+        switch (rng() % 4) {
+        case 0:
+          m.insert({k, checked{k, ~k}});
+          break;
+        case 1:
+          m.insert_or_assign(k, checked{k, ~k});
+          break;
+        default:
+          m.erase(k);
+        }
+      }
+      writing--;
+    });
+  for (int r = 0; r < readers; ++r)
+    pool.emplace_back([&, r] {
+      while (writing.load() > 0) {
+        if (r % 2 == 0) {
+          for (long k = 0; k < keys; ++k)
+            m.visit(k, [&](const auto& kv) { bad += kv.second.a != k || kv.second.b != ~k; });
+        } else {
+          std::set<long> seen;
+          for (const auto& kv : m) {
+            bad += kv.second.a != kv.first || kv.second.b != ~kv.first;
+            bad += !seen.insert(kv.first).second;
+          }
+        }
+      }
+    });
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(bad.load(), 0) << "torn, freed or repeated values seen";
+  std::size_t present = 0;
+  for (long k = 0; k < keys; ++k) present += m.contains(k);
+  EXPECT_EQ(m.size(), present);
+}
+
+TEST(HashTrieStress, LongCollisionChainsUnderChurn) {
+  // One chain of up to 48 leaves: never expanded, so readers step from leaf
+  // to leaf while writers unlink and reclaim them.
+  lfcore::hash_trie_map<long, checked, constant_hash> m(lfcore::hash_trie_config{1, 1, 1000});
+  churn(m, 48, scaled(1'000'000), 3, 3);
+}
+
+TEST(HashTrieStress, ExpandingTrieUnderChurn) {
+  lfcore::hash_trie_map<long, checked> m(lfcore::hash_trie_config{2, 2, 3});
+  churn(m, 4096, scaled(400'000), 3, 3);
+}
+
+TEST(HashTrieStress, EveryElementIsDestroyedOnce) {
+  test::tracked::live = 0;
+  {
+    lfcore::hash_trie_map<long, test::tracked> m(lfcore::hash_trie_config{1, 1, 2});
+    std::vector<std::thread> pool;
+    for (int t = 0; t < 4; ++t)
+      pool.emplace_back([&, t] {
+        std::mt19937 rng(static_cast<unsigned>(t));
+        for (long i = 0; i < scaled(100'000); ++i) {
+          const long k = static_cast<long>(rng() % 512);
+          if (rng() % 3 == 0)
+            m.erase(k);
+          else if (rng() % 2)
+            m.insert_or_assign(k, test::tracked(k));
+          else
+            m.try_emplace(k, k);
+        }
+      });
+    for (auto& th : pool) th.join();
+    lfcore::hazard_pointer_default_domain().reclaim(); // adopts the exited threads' leaves
+    EXPECT_EQ(test::tracked::live.load(), static_cast<long>(m.size()))
+        << "erased and replaced elements must be destroyed at reclamation";
+  }
+  EXPECT_EQ(test::tracked::live.load(), 0);
+}
+
+} // namespace

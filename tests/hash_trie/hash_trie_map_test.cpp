@@ -1,0 +1,311 @@
+#include "../queues/tracked.hpp"
+
+#include <lfcore/hash_trie_map.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+using lfcore::hash_trie_config;
+using lfcore::hash_trie_map;
+
+namespace {
+
+// The smallest shape: every insert into a non-empty chain opens a new level.
+constexpr hash_trie_config tiny{1, 1, 1};
+
+struct constant_hash { // every key collides completely
+  std::size_t operator()(long) const noexcept { return 42; }
+};
+
+struct string_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept {
+    return std::hash<std::string_view>()(s);
+  }
+};
+struct string_equal {
+  using is_transparent = void;
+  bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
+};
+
+template <class Map>
+std::vector<typename Map::key_type> keys_in_order(const Map& m) {
+  std::vector<typename Map::key_type> out;
+  for (const auto& kv : m) out.push_back(kv.first);
+  return out;
+}
+
+} // namespace
+
+TEST(HashTrieMap, RejectsBadConfig) {
+  EXPECT_THROW((hash_trie_map<long, long>(hash_trie_config{0, 4, 4})), std::invalid_argument);
+  EXPECT_THROW((hash_trie_map<long, long>(hash_trie_config{16, 25, 4})), std::invalid_argument);
+  EXPECT_THROW((hash_trie_map<long, long>(hash_trie_config{16, 4, 0})), std::invalid_argument);
+}
+
+TEST(HashTrieMap, InsertFindErase) {
+  hash_trie_map<long, long> m;
+  EXPECT_TRUE(m.empty());
+  EXPECT_EQ(m.find(1), m.end());
+  auto [it, inserted] = m.insert({1, 10});
+  EXPECT_TRUE(inserted);
+  EXPECT_EQ(it->second, 10);
+  auto [it2, inserted2] = m.insert({1, 11});
+  EXPECT_FALSE(inserted2);
+  EXPECT_EQ(it2->second, 10) << "insert must not overwrite";
+  EXPECT_TRUE(m.contains(1));
+  EXPECT_EQ(m.size(), 1u);
+  long seen = 0;
+  EXPECT_TRUE(m.visit(1, [&](const auto& kv) { seen = kv.second; }));
+  EXPECT_EQ(seen, 10);
+  EXPECT_EQ(m.erase(1), 1u);
+  EXPECT_EQ(m.erase(1), 0u);
+  EXPECT_FALSE(m.contains(1));
+  EXPECT_EQ(m.size(), 0u);
+  EXPECT_EQ(it->second, 10) << "an iterator keeps its element alive after erase";
+}
+
+TEST(HashTrieMap, InsertOrAssignReplacesAtomically) {
+  hash_trie_map<long, std::string> m(tiny);
+  EXPECT_TRUE(m.insert_or_assign(5, "a").second);
+  auto old = m.find(5);
+  auto [it, inserted] = m.insert_or_assign(5, "b");
+  EXPECT_FALSE(inserted);
+  EXPECT_EQ(it->second, "b");
+  EXPECT_EQ(m.find(5)->second, "b");
+  EXPECT_EQ(old->second, "a") << "the old element stays readable through its iterator";
+  EXPECT_EQ(m.size(), 1u);
+}
+
+TEST(HashTrieMap, TryEmplaceConstructsOnlyWhenAbsent) {
+  hash_trie_map<long, test::move_only> m(tiny);
+  EXPECT_TRUE(m.try_emplace(3, 30).second);
+  EXPECT_FALSE(m.try_emplace(3, 31).second);
+  EXPECT_EQ(*m.find(3)->second.p, 30);
+  test::move_only v(40);
+  EXPECT_TRUE(m.insert_or_assign(4, std::move(v)).second);
+  EXPECT_EQ(*m.find(4)->second.p, 40);
+}
+
+class HashTrieModel : public ::testing::TestWithParam<hash_trie_config> {};
+
+// Random operations against std::unordered_map, then the full contents.
+TEST_P(HashTrieModel, SequentialAgreesWithUnorderedMap) {
+  hash_trie_map<long, long> m(GetParam());
+  std::unordered_map<long, long> model;
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 40'000; ++i) {
+    const long key = static_cast<long>(rng() % 2000);
+    const long value = static_cast<long>(rng());
+    switch (rng() % 5) {
+    case 0: {
+      const bool inserted = m.insert({key, value}).second;
+      ASSERT_EQ(inserted, model.insert({key, value}).second);
+      break;
+    }
+    case 1: {
+      const bool inserted = m.insert_or_assign(key, value).second;
+      ASSERT_EQ(inserted, model.insert_or_assign(key, value).second);
+      break;
+    }
+    case 2:
+      ASSERT_EQ(m.erase(key), model.erase(key));
+      break;
+    default: {
+      auto it = m.find(key);
+      auto mit = model.find(key);
+      ASSERT_EQ(it == m.end(), mit == model.end());
+      if (mit != model.end()) {
+        ASSERT_EQ(it->second, mit->second);
+      }
+    }
+    }
+    ASSERT_EQ(m.size(), model.size());
+  }
+  std::map<long, long> contents;
+  for (const auto& kv : m) ASSERT_TRUE(contents.insert(kv).second) << "visited twice";
+  const std::map<long, long> expected(model.begin(), model.end());
+  EXPECT_EQ(contents, expected);
+}
+INSTANTIATE_TEST_SUITE_P(Shapes, HashTrieModel,
+                         ::testing::Values(hash_trie_config{}, tiny, hash_trie_config{2, 2, 3}),
+                         [](const auto& p) {
+                           return std::to_string(p.index) + "_root" +
+                                  std::to_string(p.param.root_bits) + "_w" +
+                                  std::to_string(p.param.level_bits) + "_t" +
+                                  std::to_string(p.param.chain_threshold);
+                         });
+
+TEST(HashTrieMap, FullyCollidingKeysCoexist) {
+  hash_trie_map<long, long, constant_hash> m(tiny);
+  for (long k = 0; k < 300; ++k) ASSERT_TRUE(m.insert({k, -k}).second);
+  for (long k = 0; k < 300; ++k) ASSERT_EQ(m.find(k)->second, -k);
+  for (long k = 0; k < 300; k += 2) ASSERT_EQ(m.erase(k), 1u);
+  for (long k = 0; k < 300; ++k) ASSERT_EQ(m.contains(k), k % 2 == 1);
+  std::vector<long> keys = keys_in_order(m);
+  ASSERT_EQ(keys.size(), 150u);
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end())) << "equal hashes iterate in key order";
+}
+
+TEST(HashTrieMap, StringKeysWithStringViewLookup) {
+  hash_trie_map<std::string, int, string_hash, string_equal> m;
+  m.insert({"alpha", 1});
+  m.try_emplace(std::string("beta"), 2);
+  std::string_view probe = "alpha";
+  EXPECT_TRUE(m.contains(probe));
+  auto beta = m.find(std::string_view("beta"));
+  EXPECT_EQ(beta->second, 2);
+  EXPECT_EQ(m.erase(std::string_view("alpha")), 1u);
+  EXPECT_FALSE(m.contains(std::string_view("alpha")));
+}
+
+TEST(HashTrieMap, IterationIsInHashOrderAndComplete) {
+  hash_trie_map<long, long> m(hash_trie_config{2, 2, 2});
+  for (long k = 0; k < 5000; ++k) m.insert({k, k});
+  std::set<long> seen;
+  std::uint64_t last = 0;
+  for (const auto& kv : m) {
+    const std::uint64_t h = lfcore::detail::mix_hash(std::hash<long>()(kv.first));
+    ASSERT_GE(h, last) << "iteration must follow hash order";
+    last = h;
+    ASSERT_TRUE(seen.insert(kv.first).second);
+  }
+  EXPECT_EQ(seen.size(), 5000u);
+  EXPECT_EQ(m.begin(), m.begin());
+  hash_trie_map<long, long> none;
+  EXPECT_EQ(none.begin(), none.end());
+}
+
+TEST(HashTrieMap, ClearErasesEverything) {
+  hash_trie_map<long, long> m(tiny);
+  for (long k = 0; k < 1000; ++k) m.insert({k, k});
+  m.clear();
+  EXPECT_TRUE(m.empty());
+  EXPECT_EQ(m.begin(), m.end());
+}
+
+TEST(HashTrieMap, ElementsAreDestroyedAtReclamationAndByTheDestructor) {
+  test::tracked::live = 0;
+  {
+    hash_trie_map<long, test::tracked> m(tiny);
+    for (long k = 0; k < 100; ++k) m.try_emplace(k, k);
+    for (long k = 0; k < 50; ++k) m.erase(k);
+    for (long k = 50; k < 60; ++k) m.insert_or_assign(k, test::tracked(-k));
+    lfcore::hazard_pointer_default_domain().reclaim();
+    EXPECT_EQ(test::tracked::live.load(), 50) << "erased and replaced values are destroyed";
+  }
+  EXPECT_EQ(test::tracked::live.load(), 0);
+}
+
+// ------------------------------------------------------------------ threads
+
+TEST(HashTrieMap, ConcurrentDisjointInsertsAreAllFound) {
+  hash_trie_map<long, long> m(tiny);
+  constexpr int threads = 4;
+  constexpr long per_thread = 5000;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (long i = 0; i < per_thread; ++i) ASSERT_TRUE(m.insert({t * per_thread + i, i}).second);
+    });
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(m.size(), static_cast<std::size_t>(threads * per_thread));
+  for (long k = 0; k < threads * per_thread; ++k) ASSERT_EQ(m.find(k)->second, k % per_thread);
+}
+
+TEST(HashTrieMap, ConcurrentSameKeysHaveOneWinnerEach) {
+  hash_trie_map<long, long> m(tiny);
+  constexpr int threads = 4;
+  constexpr long keys = 3000;
+  std::vector<std::atomic<int>> winners(keys);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (long k = 0; k < keys; ++k) {
+        auto [it, inserted] = m.insert({k, k * 1000 + t});
+        if (inserted) winners[static_cast<std::size_t>(k)]++;
+        ASSERT_EQ(it->second / 1000, k) << "a value never belongs to another key";
+      }
+    });
+  for (auto& th : pool) th.join();
+  for (auto& w : winners) ASSERT_EQ(w.load(), 1);
+  EXPECT_EQ(m.size(), static_cast<std::size_t>(keys));
+}
+
+TEST(HashTrieMap, ConcurrentInsertEraseAssignKeepsValuesWhole) {
+  hash_trie_map<long, std::pair<long, long>> m(tiny);
+  constexpr long keys = 200;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < 4; ++t)
+    pool.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t));
+      for (int i = 0; i < 30'000; ++i) {
+        const long k = static_cast<long>(rng() % keys);
+        switch (rng() % 3) {
+        case 0:
+          m.insert({k, {k, k}});
+          break;
+        case 1:
+          m.insert_or_assign(k, std::pair<long, long>{k, k});
+          break;
+        default:
+          m.erase(k);
+        }
+      }
+    });
+  pool.emplace_back([&] { // a reader checks every value it sees
+    while (!stop.load()) {
+      for (long k = 0; k < keys; ++k)
+        m.visit(k, [&](const auto& kv) {
+          ASSERT_EQ(kv.second.first, k);
+          ASSERT_EQ(kv.second.second, k);
+        });
+    }
+  });
+  for (int t = 0; t < 4; ++t) pool[static_cast<std::size_t>(t)].join();
+  stop = true;
+  pool.back().join();
+  std::size_t present = 0;
+  for (long k = 0; k < keys; ++k) present += m.contains(k);
+  EXPECT_EQ(m.size(), present);
+  EXPECT_EQ(keys_in_order(m).size(), present);
+}
+
+// Keys in `stable` stay for the whole iteration; others come and go.
+TEST(HashTrieMap, IterationUnderMutationVisitsStableKeysOnce) {
+  hash_trie_map<long, long> m(hash_trie_config{1, 1, 2});
+  constexpr long stable = 2000;
+  for (long k = 0; k < stable; ++k) m.insert({2 * k, 0}); // even keys are stable
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> churn;
+  for (int t = 0; t < 2; ++t)
+    churn.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t + 10));
+      while (!stop.load()) {
+        const long k = 2 * static_cast<long>(rng() % 5000) + 1; // odd keys churn
+        if (rng() % 2)
+          m.insert({k, 1});
+        else
+          m.erase(k);
+      }
+    });
+  for (int round = 0; round < 20; ++round) {
+    std::set<long> seen;
+    for (const auto& kv : m) ASSERT_TRUE(seen.insert(kv.first).second) << "visited twice";
+    for (long k = 0; k < stable; ++k) ASSERT_EQ(seen.count(2 * k), 1u) << "stable key missed";
+  }
+  stop = true;
+  for (auto& th : churn) th.join();
+}

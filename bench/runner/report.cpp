@@ -55,7 +55,8 @@ std::string fmt(double v, int digits = 2) {
 } // namespace
 
 void write_report(const options& opt, const std::vector<sweep>& sweeps,
-                  const std::vector<measurement>& results) {
+                  const std::vector<measurement>& results,
+                  const std::vector<std::pair<std::string, double>>& bytes) {
   namespace fs = std::filesystem;
   fs::create_directories(opt.out);
 
@@ -169,6 +170,14 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
       else
         md << "\n(gnuplot failed: no plot)\n";
     }
+    md << "\n";
+  }
+  if (!bytes.empty()) {
+    md << "## Maps: memory after the fill (`map_bytes`)\n\n"
+       << opt.map_keys << " keys inserted by one thread; heap growth (glibc mallinfo2, main "
+       << "arena) divided by the key count. Each key is a uint64 with a uint64 value.\n\n"
+       << "| contender | bytes per key |\n|---|---:|\n";
+    for (const auto& [name, b] : bytes) md << "| " << name << " | " << fmt(b, 1) << " |\n";
     md << "\n";
   }
 }

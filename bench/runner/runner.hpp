@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace runner {
@@ -45,6 +46,7 @@ struct options {
   int reps = 3;
   double seconds = 0.5;
   long long items = 10'000'000;
+  long long map_keys = 1'000'000;
   std::string out = "bench/results/latest";
   std::string only;      // run only the sweep of this name
   std::string contender; // run only contenders whose name contains this
@@ -55,9 +57,14 @@ struct options {
 /// Each component contributes its sweeps (one file each under bench/runner/).
 std::vector<sweep> hazard_pointer_sweeps();
 std::vector<sweep> queue_sweeps(const options& opt);
+std::vector<sweep> map_sweeps(const options& opt);
+/// Memory after filling each map contender with --map-keys keys: (name, bytes per key).
+std::vector<std::pair<std::string, double>> map_bytes_per_key(const options& opt);
 
-/// Writes results.csv, report.md, one .dat and one .png (if gnuplot is there) per sweep.
+/// Writes results.csv, report.md, one .dat and one .png (if gnuplot is there) per sweep,
+/// and a table of bytes per key if `bytes` is not empty.
 void write_report(const options& opt, const std::vector<sweep>& sweeps,
-                  const std::vector<measurement>& results);
+                  const std::vector<measurement>& results,
+                  const std::vector<std::pair<std::string, double>>& bytes);
 
 } // namespace runner

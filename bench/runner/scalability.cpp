@@ -1,11 +1,13 @@
 // bench/runner/scalability.cpp - the scalability runner (the main job).
 //
 //   lfcore_scalability [--quick] [--threads 1,2,4,8] [--reps 3] [--seconds 0.5]
-//                      [--items 10000000] [--only SWEEP] [--contender NAME-PART]
-//                      [--out DIR]
+//                      [--items 10000000] [--map-keys 1000000] [--only SWEEP]
+//                      [--contender NAME-PART] [--out DIR]
+//
+// --only runs the sweeps whose name starts with SWEEP (e.g. map_ for all maps).
 //
 // Timed sweeps run each point for --seconds; fixed-work sweeps (the queues)
-// move --items items per point.
+// move --items items per point; map sweeps prefill --map-keys keys.
 //
 // Each later component adds its sweep to all_sweeps(). Progress goes to stderr;
 // results, report and plots to --out.
@@ -56,6 +58,7 @@ options parse(int argc, char** argv) {
       o.threads = {1, 2, 4};
       o.seconds = 0.1;
       o.items = 200'000;
+      o.map_keys = 50'000;
     } else if (a == "--threads")
       o.threads = parse_list(value());
     else if (a == "--reps")
@@ -64,6 +67,8 @@ options parse(int argc, char** argv) {
       o.seconds = std::max(0.01, std::atof(value().c_str()));
     else if (a == "--items")
       o.items = std::max(1000LL, std::atoll(value().c_str()));
+    else if (a == "--map-keys")
+      o.map_keys = std::max(1000LL, std::atoll(value().c_str()));
     else if (a == "--out")
       o.out = value();
     else if (a == "--only")
@@ -72,7 +77,8 @@ options parse(int argc, char** argv) {
       o.contender = value();
     else if (a == "--help" || a == "-h") {
       std::puts("lfcore_scalability [--quick] [--threads 1,2,4,8] [--reps 3] [--seconds 0.5] "
-                "[--items 10000000] [--only SWEEP] [--contender NAME-PART] [--out DIR]");
+                "[--items 10000000] [--map-keys 1000000] [--only SWEEP] [--contender NAME-PART] "
+                "[--out DIR]");
       std::exit(0);
     } else
       throw std::invalid_argument("unknown option " + a + " (try --help)");
@@ -91,8 +97,9 @@ int main(int argc, char** argv) try {
   std::vector<sweep> sweeps;
   std::vector<sweep> all = hazard_pointer_sweeps();
   for (auto& s : queue_sweeps(opt)) all.push_back(std::move(s));
+  for (auto& s : map_sweeps(opt)) all.push_back(std::move(s));
   for (auto& s : all) {
-    if (!opt.only.empty() && s.name != opt.only) continue;
+    if (s.name.rfind(opt.only, 0) != 0) continue; // --only: a prefix of the sweep name
     std::erase_if(s.contenders, [&](const contender& c) {
       return c.name.find(opt.contender) == std::string::npos;
     });
@@ -118,7 +125,13 @@ int main(int argc, char** argv) try {
         }
       }
   }
-  write_report(opt, sweeps, results);
+  std::vector<std::pair<std::string, double>> bytes;
+  if (std::any_of(sweeps.begin(), sweeps.end(),
+                  [](const sweep& s) { return s.name.rfind("map_", 0) == 0; })) {
+    std::fprintf(stderr, "[map bytes per key] filling %lld keys per contender\n", opt.map_keys);
+    bytes = map_bytes_per_key(opt);
+  }
+  write_report(opt, sweeps, results, bytes);
   std::fprintf(stderr, "report: %s/report.md\n", opt.out.c_str());
   return 0;
 } catch (const std::exception& e) {

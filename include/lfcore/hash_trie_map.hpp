@@ -332,13 +332,13 @@ private:
   template <class K>
   const_iterator find_any(const K& key) const {
     reader g;
-    const leaf* l = lookup(hash_of(key), key, g);
+    const leaf* l = lookup(hash_of(key), key, *g);
     return l != nullptr ? const_iterator(this, l) : end();
   }
   template <class K, class F>
   bool visit_any(const K& key, F&& f) const {
     reader g;
-    const leaf* l = lookup(hash_of(key), key, g);
+    const leaf* l = lookup(hash_of(key), key, *g);
     if (l == nullptr) return false;
     std::forward<F>(f)(l->kv);
     return true;
@@ -348,7 +348,7 @@ private:
     const std::uint64_t h = hash_of(key);
     writer g;
     for (;;) {
-      const spot s = locate(h, key, g);
+      const spot s = locate(h, key, *g);
       if (s.found == nullptr) return 0;
       word expected = s.found_next;
       // [trie.mark] the linearization point of erase; readers test the mark
@@ -356,7 +356,7 @@ private:
       if (s.found->next.compare_exchange_strong(
               expected, expected | deleted, std::memory_order_release, std::memory_order_relaxed)) {
         count(-1);
-        locate(h, key, g); // unlinks it (and any other marked leaf on the way)
+        locate(h, key, *g); // unlinks it (and any other marked leaf on the way)
         return 1;
       }
     }
@@ -376,17 +376,75 @@ private:
   }
 
   // ------------------------------------------------------- read-only search
-  struct reader {
+  struct reader_guards {
     hazard_pointer anchor = make_hazard_pointer(); // owner of the last unmarked link
     hazard_pointer run = make_hazard_pointer();    // the leaf that link points to
     hazard_pointer cur = make_hazard_pointer();
     hazard_pointer next = make_hazard_pointer();
+    void reset() noexcept {
+      anchor.reset_protection();
+      run.reset_protection();
+      cur.reset_protection();
+      next.reset_protection();
+    }
   };
+  struct writer_guards {
+    hazard_pointer prev = make_hazard_pointer();
+    hazard_pointer cur = make_hazard_pointer();
+    hazard_pointer next = make_hazard_pointer();
+    void reset() noexcept {
+      prev.reset_protection();
+      cur.reset_protection();
+      next.reset_protection();
+    }
+  };
+
+  // The hazard pointers of one operation: the calling thread's cached set
+  // (taking four hazard pointers per lookup cost more than the lookup), or a
+  // fresh set when the cached one is in use - a visit() callback, hash or
+  // equality that calls into a map of the same type. Protections are cleared
+  // when the operation ends, so nothing retired stays pinned.
+  template <class Guards>
+  class lease {
+  public:
+    lease() {
+      cached& c = local();
+      if (!c.busy) {
+        c.busy = true;
+        guards_ = &c.guards;
+      } else {
+        own_.emplace();
+        guards_ = &*own_;
+      }
+    }
+    ~lease() {
+      guards_->reset();
+      if (!own_) local().busy = false;
+    }
+    lease(const lease&) = delete;
+    lease& operator=(const lease&) = delete;
+    Guards* operator->() noexcept { return guards_; }
+    Guards& operator*() noexcept { return *guards_; }
+
+  private:
+    struct cached {
+      Guards guards;
+      bool busy = false;
+    };
+    static cached& local() {
+      thread_local cached c;
+      return c;
+    }
+    Guards* guards_;
+    std::optional<Guards> own_;
+  };
+  using reader = lease<reader_guards>;
+  using writer = lease<writer_guards>;
 
   // One step of a read-only traversal from `cur` (protected by g.cur), whose
   // next word is nw: protects the successor in g.cur and updates the anchor.
   // False if the validation failed (restart the level).
-  static bool step(reader& g, const leaf* cur, word nw, const std::atomic<word>*& anchor,
+  static bool step(reader_guards& g, const leaf* cur, word nw, const std::atomic<word>*& anchor,
                    word& anchor_value) {
     const word t = unmarked(nw);
     if (is_hash(t)) return true; // end of chain: nothing to protect
@@ -416,7 +474,7 @@ private:
 
   // The live leaf with key, protected by g.cur, or nullptr.
   template <class K>
-  const leaf* lookup(std::uint64_t h, const K& key, reader& g) const {
+  const leaf* lookup(std::uint64_t h, const K& key, reader_guards& g) const {
     hash_node* node = root_;
     for (;;) { // one level per turn; a failed validation restarts the level
       const std::atomic<word>* anchor = &node->bucket(h);
@@ -441,11 +499,6 @@ private:
   }
 
   // ------------------------------------------------------ updating search
-  struct writer {
-    hazard_pointer prev = make_hazard_pointer();
-    hazard_pointer cur = make_hazard_pointer();
-    hazard_pointer next = make_hazard_pointer();
-  };
   struct spot {
     hash_node* node;         // the level whose chain was searched
     std::atomic<word>* link; // the bucket or a live leaf's next: holds `found` or the end
@@ -458,7 +511,7 @@ private:
   // chain at the deepest level where the key would go (link holds
   // to_word(node)). Unlinks and retires marked leaves it passes.
   template <class K>
-  spot locate(std::uint64_t h, const K& key, writer& g) {
+  spot locate(std::uint64_t h, const K& key, writer_guards& g) {
     hash_node* node = root_;
     for (;;) { // level (re)start
       std::atomic<word>* link = &node->bucket(h);
@@ -522,7 +575,7 @@ private:
     const Key* probe = &key;                     // fresh's key once make() may have moved from key
     hazard_pointer keep = make_hazard_pointer(); // for the returned iterator
     for (;;) {
-      const spot s = locate(h, *probe, g);
+      const spot s = locate(h, *probe, *g);
       if (s.found != nullptr) {
         if (fresh != nullptr) leaf_deleter()(fresh);
         keep.reset_protection(s.found); // safe: g.cur protects it
@@ -548,7 +601,7 @@ private:
     keep.reset_protection(fresh); // before it is published
     const Key& key = fresh->kv.first;
     for (;;) {
-      const spot s = locate(fresh->hash, key, g);
+      const spot s = locate(fresh->hash, key, *g);
       if (s.found == nullptr) {
         if (close_if_full(s)) continue;
         if (link_at_end(s, fresh)) {
@@ -564,7 +617,7 @@ private:
       if (s.found->next.compare_exchange_strong(expected, to_word(fresh) | deleted,
                                                 std::memory_order_release,
                                                 std::memory_order_relaxed)) {
-        locate(fresh->hash, key, g); // unlinks found
+        locate(fresh->hash, key, *g); // unlinks found
         return {const_iterator(this, fresh, std::move(keep)), false};
       }
     }
@@ -608,7 +661,8 @@ private:
   // `after` non-null: this node is on after's path (only the top call and
   // the child of after's own bucket are; every other subtree holds larger
   // hashes and is scanned from bucket 0).
-  std::optional<position> smallest_after(hash_node* node, const position* after, reader& g) const {
+  std::optional<position> smallest_after(hash_node* node, const position* after,
+                                         reader_guards& g) const {
     const std::size_t first = after != nullptr ? node->index(after->hash) : 0;
     for (std::size_t i = first; i < node->size(); ++i) {
       std::optional<position> best;
@@ -647,9 +701,9 @@ private:
     std::optional<position> from;
     if (after != nullptr) from = *after;
     for (;;) {
-      std::optional<position> p = smallest_after(root_, from ? &*from : nullptr, g);
+      std::optional<position> p = smallest_after(root_, from ? &*from : nullptr, *g);
       if (!p) return end();
-      if (const leaf* l = lookup(p->hash, p->key, g)) return const_iterator(this, l);
+      if (const leaf* l = lookup(p->hash, p->key, *g)) return const_iterator(this, l);
       from = std::move(p); // erased meanwhile: go on after it
     }
   }

@@ -1,0 +1,406 @@
+// bench/runner/sweeps_maps.cpp - lfcore::hash_trie_map against concurrent maps.
+//
+// Keys are uint64 values spread by splitmix64 (key(i) for i in [0, N)); values
+// are uint64. Every point builds a fresh map and prefills it with N keys, with
+// the point's threads inserting disjoint ranges (that prefill is the
+// insert-only workload). The other workloads then run for --seconds:
+//   lookup_hit   - find key(i), i uniform in [0, N)
+//   lookup_miss  - find key(i), i uniform in [N, 2N): never present
+//   mix_90_5_5   - i uniform in [0, 2N): 90% find, 5% insert, 5% erase
+// Bytes per key: one thread fills N keys on the main thread and glibc's
+// mallinfo2() (main arena) measures the growth; every contender allocates
+// through malloc here (oneTBB is given std::allocator for that reason).
+#include "harness.hpp"
+#include "peers.hpp"
+
+#include <lfcore/hash_trie_map.hpp>
+
+#include <malloc.h>
+
+#include <bit>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <shared_mutex>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#if defined(LFCORE_HAVE_LIBCDS)
+#include <cds/container/feldman_hashmap_hp.h>
+#include <cds/container/michael_kvlist_hp.h>
+#include <cds/container/michael_map.h>
+#endif
+#if defined(LFCORE_HAVE_TBB)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds" // a false positive inside oneTBB 2021.8
+#include <oneapi/tbb/concurrent_hash_map.h>
+#include <oneapi/tbb/concurrent_unordered_map.h>
+#pragma GCC diagnostic pop
+#endif
+#if defined(LFCORE_HAVE_LIBCUCKOO)
+#include <libcuckoo/cuckoohash_map.hh>
+#endif
+#if defined(LFCORE_HAVE_URCU)
+#include <urcu/rculfhash.h>
+#include <urcu/urcu-memb.h>
+#endif
+
+namespace runner {
+namespace {
+
+using u64 = std::uint64_t;
+
+constexpr u64 splitmix64(u64 x) noexcept {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+constexpr u64 key_of(u64 i) noexcept {
+  return splitmix64(i);
+}
+
+enum class workload { insert_only, lookup_hit, lookup_miss, mix_90_5_5 };
+
+// A contender: Map built by make(n), and a per-thread Handle{map} with
+// insert(k, v) -> bool, find(k, v&) -> bool, erase(k) -> bool.
+template <class Map, class Handle, class Make>
+double run_map(const point& p, workload w, u64 n, Make make) {
+  std::unique_ptr<Map> map = make(n);
+  const int threads = p.threads;
+  const double fill_seconds = run_to_completion(threads, [&](int t) {
+    Handle h{*map};
+    const u64 begin = n * static_cast<u64>(t) / static_cast<u64>(threads);
+    const u64 end = n * static_cast<u64>(t + 1) / static_cast<u64>(threads);
+    for (u64 i = begin; i < end; ++i) h.insert(key_of(i), i);
+  });
+  if (w == workload::insert_only) return static_cast<double>(n) / fill_seconds;
+  return timed(p, [&](int t, const std::atomic<bool>& stop) {
+    Handle h{*map};
+    std::mt19937_64 rng(0x5eed + static_cast<u64>(t));
+    long long ops = 0;
+    u64 v = 0, sink = 0;
+    while (!stop.load(std::memory_order_relaxed)) {
+      for (int k = 0; k < 64; ++k, ++ops) { // check the clock flag every 64 ops
+        const u64 r = rng();
+        switch (w) {
+        case workload::lookup_hit:
+          sink += h.find(key_of(r % n), v) ? v : 0;
+          break;
+        case workload::lookup_miss:
+          sink += h.find(key_of(n + r % n), v);
+          break;
+        default: {
+          const u64 key = key_of((r >> 8) % (2 * n));
+          const unsigned dice = static_cast<unsigned>(r & 0xff) % 100;
+          if (dice < 90)
+            sink += h.find(key, v);
+          else if (dice < 95)
+            h.insert(key, r);
+          else
+            h.erase(key);
+        }
+        }
+      }
+    }
+    if (sink == 42) std::puts(""); // keep the lookups
+    return ops;
+  });
+}
+
+// Bytes per key after a single-threaded fill of n keys on the calling thread.
+template <class Map, class Handle, class Make>
+double bytes_per_key(u64 n, Make make) {
+  malloc_trim(0);
+  const auto before = mallinfo2();
+  std::unique_ptr<Map> map = make(n);
+  {
+    Handle h{*map};
+    for (u64 i = 0; i < n; ++i) h.insert(key_of(i), i);
+  }
+  const auto after = mallinfo2();
+  const double grown = static_cast<double>(after.uordblks + after.hblkhd) -
+                       static_cast<double>(before.uordblks + before.hblkhd);
+  return grown / static_cast<double>(n);
+}
+
+// ---------------------------------------------------------------- contenders
+using lf_map = lfcore::hash_trie_map<u64, u64>;
+struct lf_handle {
+  lf_map& m;
+  bool insert(u64 k, u64 v) { return m.insert({k, v}).second; }
+  bool find(u64 k, u64& v) const {
+    return m.visit(k, [&](const lf_map::value_type& kv) { v = kv.second; });
+  }
+  bool erase(u64 k) { return m.erase(k) == 1; }
+};
+
+/// The floor: std::unordered_map behind a std::shared_mutex.
+struct locked_map {
+  explicit locked_map(u64 n) { m.reserve(n); }
+  std::shared_mutex lock;
+  std::unordered_map<u64, u64> m;
+};
+struct locked_handle {
+  locked_map& s;
+  bool insert(u64 k, u64 v) {
+    std::unique_lock g(s.lock);
+    return s.m.emplace(k, v).second;
+  }
+  bool find(u64 k, u64& v) {
+    std::shared_lock g(s.lock);
+    auto it = s.m.find(k);
+    if (it == s.m.end()) return false;
+    v = it->second;
+    return true;
+  }
+  bool erase(u64 k) {
+    std::unique_lock g(s.lock);
+    return s.m.erase(k) == 1;
+  }
+};
+
+#if defined(LFCORE_HAVE_LIBCDS)
+struct cds_list_traits : cds::container::michael_list::traits {
+  using less = std::less<u64>;
+};
+struct cds_map_traits : cds::container::michael_map::traits {
+  using hash = std::hash<u64>; // keys are already spread
+};
+using cds_michael = cds::container::MichaelHashMap<
+    cds::gc::HP, cds::container::MichaelKVList<cds::gc::HP, u64, u64, cds_list_traits>,
+    cds_map_traits>;
+using cds_feldman = cds::container::FeldmanHashMap<cds::gc::HP, u64, u64>;
+template <class Map>
+struct cds_handle {
+  Map& m;
+  peers::libcds_thread attach{};
+  bool insert(u64 k, u64 v) { return m.insert(k, v); }
+  bool find(u64 k, u64& v) {
+    if constexpr (std::is_same_v<Map, cds_feldman>) {
+      auto gp = m.get(k);
+      if (!gp) return false;
+      v = gp->second;
+      return true;
+    } else {
+      return m.find(k, [&](std::pair<const u64, u64>& kv) { v = kv.second; });
+    }
+  }
+  bool erase(u64 k) { return m.erase(k); }
+};
+#endif
+
+#if defined(LFCORE_HAVE_TBB)
+using tbb_hash_map = tbb::concurrent_hash_map<u64, u64, tbb::tbb_hash_compare<u64>,
+                                              std::allocator<std::pair<const u64, u64>>>;
+struct tbb_hash_handle {
+  tbb_hash_map& m;
+  bool insert(u64 k, u64 v) { return m.insert({k, v}); }
+  bool find(u64 k, u64& v) {
+    tbb_hash_map::const_accessor a;
+    if (!m.find(a, k)) return false;
+    v = a->second;
+    return true;
+  }
+  bool erase(u64 k) { return m.erase(k); }
+};
+using tbb_unordered_map =
+    tbb::concurrent_unordered_map<u64, u64, std::hash<u64>, std::equal_to<u64>,
+                                  std::allocator<std::pair<const u64, u64>>>;
+struct tbb_unordered_handle {
+  tbb_unordered_map& m;
+  bool insert(u64 k, u64 v) { return m.insert({k, v}).second; }
+  bool find(u64 k, u64& v) {
+    auto it = m.find(k);
+    if (it == m.end()) return false;
+    v = it->second;
+    return true;
+  }
+  bool erase(u64) { return false; } // no concurrent erase: left out of the mix
+};
+#endif
+
+#if defined(LFCORE_HAVE_LIBCUCKOO)
+using cuckoo_map = libcuckoo::cuckoohash_map<u64, u64>;
+struct cuckoo_handle {
+  cuckoo_map& m;
+  bool insert(u64 k, u64 v) { return m.insert(k, v); }
+  bool find(u64 k, u64& v) { return m.find(k, v); }
+  bool erase(u64 k) { return m.erase(k); }
+};
+#endif
+
+#if defined(LFCORE_HAVE_URCU)
+/// liburcu's resizable RCU hash table (cds_lfht), memb flavour: lookups in a
+/// read-side critical section, erased nodes freed by call_rcu.
+struct urcu_map {
+  struct node {
+    cds_lfht_node link;
+    u64 key, value;
+    rcu_head rcu;
+  };
+  explicit urcu_map(u64 n) {
+    // Sizes must be powers of two; 0 buckets at most means no limit.
+    table =
+        cds_lfht_new_flavor(std::bit_ceil(n), 1024, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
+                            &urcu_memb_flavor, nullptr);
+    if (table == nullptr) throw std::runtime_error("cds_lfht_new_flavor failed");
+  }
+  ~urcu_map() {
+    urcu_memb_register_thread();
+    cds_lfht_iter it;
+    cds_lfht_node* n;
+    urcu_memb_read_lock();
+    cds_lfht_for_each(table, &it, n) {
+      if (cds_lfht_del(table, n) == 0)
+        urcu_memb_call_rcu(&caa_container_of(n, node, link)->rcu, free_node);
+    }
+    urcu_memb_read_unlock();
+    urcu_memb_barrier(); // runs the pending frees
+    cds_lfht_destroy(table, nullptr);
+    urcu_memb_unregister_thread();
+  }
+  static void free_node(rcu_head* h) { delete caa_container_of(h, node, rcu); }
+  static int match(cds_lfht_node* n, const void* key) {
+    return caa_container_of(n, node, link)->key == *static_cast<const u64*>(key);
+  }
+  cds_lfht* table;
+};
+struct urcu_handle {
+  urcu_map& m;
+  urcu_handle(urcu_map& map) : m(map) { urcu_memb_register_thread(); }
+  ~urcu_handle() { urcu_memb_unregister_thread(); }
+  urcu_handle(const urcu_handle&) = delete;
+  urcu_handle& operator=(const urcu_handle&) = delete;
+  static unsigned long hash(u64 k) { return static_cast<unsigned long>(k); } // already spread
+  bool insert(u64 k, u64 v) {
+    auto* n = new urcu_map::node{{}, k, v, {}};
+    cds_lfht_node_init(&n->link);
+    urcu_memb_read_lock();
+    cds_lfht_node* got = cds_lfht_add_unique(m.table, hash(k), urcu_map::match, &k, &n->link);
+    urcu_memb_read_unlock();
+    if (got == &n->link) return true;
+    delete n;
+    return false;
+  }
+  bool find(u64 k, u64& v) {
+    cds_lfht_iter it;
+    urcu_memb_read_lock();
+    cds_lfht_lookup(m.table, hash(k), urcu_map::match, &k, &it);
+    cds_lfht_node* n = cds_lfht_iter_get_node(&it);
+    if (n != nullptr) v = caa_container_of(n, urcu_map::node, link)->value;
+    urcu_memb_read_unlock();
+    return n != nullptr;
+  }
+  bool erase(u64 k) {
+    cds_lfht_iter it;
+    urcu_memb_read_lock();
+    cds_lfht_lookup(m.table, hash(k), urcu_map::match, &k, &it);
+    cds_lfht_node* n = cds_lfht_iter_get_node(&it);
+    const bool erased = n != nullptr && cds_lfht_del(m.table, n) == 0;
+    urcu_memb_read_unlock();
+    if (erased)
+      urcu_memb_call_rcu(&caa_container_of(n, urcu_map::node, link)->rcu, urcu_map::free_node);
+    return erased;
+  }
+};
+#endif
+
+struct map_contender {
+  std::string name;
+  bool is_lfcore;
+  bool erases; // takes part in the mix (needs a concurrent erase)
+  std::function<double(const point&, workload, u64)> run;
+  std::function<double(u64)> bytes;
+};
+
+template <class Map, class Handle, class Make>
+map_contender make_contender(std::string name, bool lfcore, bool erases, Make make) {
+  return {std::move(name), lfcore, erases,
+          [=](const point& p, workload w, u64 n) { return run_map<Map, Handle>(p, w, n, make); },
+          [=](u64 n) { return bytes_per_key<Map, Handle>(n, make); }};
+}
+
+std::vector<map_contender> map_contenders() {
+  std::vector<map_contender> c;
+  c.push_back(make_contender<lf_map, lf_handle>("lfcore hash_trie_map", true, true,
+                                                [](u64) { return std::make_unique<lf_map>(); }));
+#if defined(LFCORE_HAVE_LIBCDS)
+  c.push_back(make_contender<cds_michael, cds_handle<cds_michael>>(
+      "libcds MichaelHashMap<HP>", false, true,
+      [](u64 n) { return std::make_unique<cds_michael>(n, 1); }));
+  c.push_back(make_contender<cds_feldman, cds_handle<cds_feldman>>(
+      "libcds FeldmanHashMap<HP>", false, true,
+      [](u64) { return std::make_unique<cds_feldman>(); }));
+#endif
+#if defined(LFCORE_HAVE_URCU)
+  c.push_back(make_contender<urcu_map, urcu_handle>(
+      "liburcu cds_lfht", false, true, [](u64 n) { return std::make_unique<urcu_map>(n); }));
+#endif
+#if defined(LFCORE_HAVE_TBB)
+  c.push_back(make_contender<tbb_hash_map, tbb_hash_handle>(
+      "tbb::concurrent_hash_map", false, true,
+      [](u64 n) { return std::make_unique<tbb_hash_map>(n); }));
+  c.push_back(make_contender<tbb_unordered_map, tbb_unordered_handle>(
+      "tbb::concurrent_unordered_map", false, false,
+      [](u64 n) { return std::make_unique<tbb_unordered_map>(n); }));
+#endif
+#if defined(LFCORE_HAVE_LIBCUCKOO)
+  c.push_back(
+      make_contender<cuckoo_map, cuckoo_handle>("libcuckoo cuckoohash_map", false, true, [](u64 n) {
+        return std::make_unique<cuckoo_map>(n);
+      }));
+#endif
+  c.push_back(make_contender<locked_map, locked_handle>(
+      "std::unordered_map + shared_mutex", false, true,
+      [](u64 n) { return std::make_unique<locked_map>(n); }));
+  return c;
+}
+
+} // namespace
+
+std::vector<sweep> map_sweeps(const options& opt) {
+  const u64 n = static_cast<u64>(opt.map_keys);
+  const std::string size = std::to_string(n);
+  struct spec {
+    const char* name;
+    const char* title;
+    const char* what;
+    workload w;
+  };
+  const spec specs[] = {
+      {"map_insert", "Maps: insert-only", "one insert of a new key (the prefill, disjoint ranges)",
+       workload::insert_only},
+      {"map_lookup_hit", "Maps: lookup, key present", "one successful find", workload::lookup_hit},
+      {"map_lookup_miss", "Maps: lookup, key absent", "one unsuccessful find",
+       workload::lookup_miss},
+      {"map_mix", "Maps: 90% find, 5% insert, 5% erase, uniform keys",
+       "one operation of the mix over 2N keys (about N present)", workload::mix_90_5_5},
+  };
+  std::vector<map_contender> all = map_contenders();
+  std::vector<sweep> out;
+  for (const spec& s : specs) {
+    sweep sw{s.name, std::string(s.title) + ", N = " + size, s.what, {}};
+    for (const map_contender& c : all) {
+      if (s.w == workload::mix_90_5_5 && !c.erases) continue;
+      const workload w = s.w;
+      auto run = c.run;
+      sw.contenders.push_back({c.name, c.is_lfcore, [=](const point& p) { return run(p, w, n); }});
+    }
+    out.push_back(std::move(sw));
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, double>> map_bytes_per_key(const options& opt) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const map_contender& c : map_contenders())
+    if (opt.contender.empty() || c.name.find(opt.contender) != std::string::npos)
+      out.emplace_back(c.name, c.bytes(static_cast<u64>(opt.map_keys)));
+  return out;
+}
+
+} // namespace runner

@@ -326,8 +326,10 @@ map_contender make_contender(std::string name, bool lfcore, bool erases, Make ma
 
 std::vector<map_contender> map_contenders() {
   std::vector<map_contender> c;
-  c.push_back(make_contender<lf_map, lf_handle>("lfcore hash_trie_map", true, true,
-                                                [](u64) { return std::make_unique<lf_map>(); }));
+  // Every contender that takes a size hint gets n, lfcore included (its root size).
+  c.push_back(make_contender<lf_map, lf_handle>("lfcore hash_trie_map", true, true, [](u64 n) {
+    return std::make_unique<lf_map>(lfcore::hash_trie_config::for_expected_size(n));
+  }));
 #if defined(LFCORE_HAVE_LIBCDS)
   c.push_back(make_contender<cds_michael, cds_handle<cds_michael>>(
       "libcds MichaelHashMap<HP>", false, true,

@@ -95,6 +95,19 @@ struct hash_trie_config {
   unsigned root_bits = stress_build ? 1 : 16;      ///< root has 2^root_bits buckets
   unsigned level_bits = stress_build ? 1 : 4;      ///< deeper nodes have 2^level_bits
   unsigned chain_threshold = stress_build ? 1 : 4; ///< live leaves before a chain closes
+
+  /// A root with about one bucket per expected key (at most 2^22 buckets, 32
+  /// MiB): lookups then mostly read one bucket and one leaf. The root's size
+  /// is fixed for the map's life, so this is the map's `reserve`. Stress builds
+  /// keep their tiny shape.
+  static hash_trie_config for_expected_size(std::size_t n) noexcept {
+    hash_trie_config c;
+    if (stress_build) return c;
+    unsigned bits = 4;
+    while (bits < 22 && (std::size_t(1) << bits) < n) ++bits;
+    c.root_bits = bits;
+    return c;
+  }
 };
 
 namespace detail {
@@ -183,7 +196,9 @@ public:
   std::pair<const_iterator, bool> insert(value_type&& v) {
     return emplace_if_absent(v.first, [&](std::uint64_t h) { return new_leaf(h, std::move(v)); });
   }
-  /// Constructs the value from args only if the key is absent.
+  /// Constructs the value from args only if the key is absent. Under a race
+  /// with another insert of the same key, the value may be constructed and
+  /// then destroyed unused (args moved from) - unlike std::unordered_map.
   template <class... Args>
   std::pair<const_iterator, bool> try_emplace(const Key& key, Args&&... args) {
     return emplace_if_absent(key, [&](std::uint64_t h) {
@@ -213,6 +228,22 @@ public:
   size_type erase(const Key& key) { return erase_any(key); }
   template <class K>
   requires transparent size_type erase(const K& key) { return erase_any(key); }
+  /// Removes the element pos refers to if it is still in the map (not erased
+  /// or replaced since pos reached it); returns 1 if this call removed it.
+  /// pos stays valid. Precondition: pos is an iterator of this map, not end().
+  size_type erase(const const_iterator& pos) {
+    leaf* l = const_cast<leaf*>(pos.leaf_); // protected by pos
+    word w = l->next.load(std::memory_order_relaxed);
+    do {
+      if (is_deleted(w)) return 0;
+      // [trie.mark] as in erase(key).
+    } while (!l->next.compare_exchange_weak(w, w | deleted, std::memory_order_release,
+                                            std::memory_order_relaxed));
+    count(-1);
+    writer g;
+    locate(l->hash, l->kv.first, *g); // unlinks it
+    return 1;
+  }
   /// Erases every element present when the call reaches it (not atomic).
   void clear() {
     for (const_iterator it = begin(); it != end();) {
@@ -231,6 +262,12 @@ public:
   bool empty() const noexcept { return size() == 0; }
 
   const_iterator begin() const { return next_after(nullptr); }
+  /// The first element after key in iteration order; key need not be present
+  /// (the paper's lfht_next_key).
+  const_iterator successor(const Key& key) const {
+    const position after{hash_of(key), key};
+    return next_after(&after);
+  }
   const_iterator end() const noexcept { return const_iterator(); }
 
   const hash_trie_config& config() const noexcept { return config_; }

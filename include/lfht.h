@@ -1,0 +1,66 @@
+/* lfht.h - the C interface of lfcore's lock-free hash trie, as in Fig. 5 of
+ * "A Lock-Free Atom Table for Prolog Interpreters" (Moreno, Areias, Rocha):
+ * keys and values are void pointers; the table calls back for hashing,
+ * comparing and freeing keys.
+ *
+ * Callbacks (each may be NULL, with the paper's meaning):
+ *   hash_func(key)  the key's hash. NULL: the key pointer's value is the hash.
+ *   key_cmp(a, b)   0 when equal, <0 / >0 to order keys whose hashes are equal
+ *                   (iteration order). NULL: hashes never collide - two keys
+ *                   are equal exactly when their hashes are.
+ *   key_free(key)   frees a key the table owns, once no thread can still read
+ *                   it (after lfht_remove, and for every key in lfht_free).
+ *                   NULL: keys are never freed.
+ *
+ * Threads: any number of threads may call any function concurrently except
+ * lfht_free, with no registration. Every call is lock-free.
+ *
+ * Errors: a NULL head, a NULL key or a NULL value is a misuse: the call does
+ * nothing, sets errno to EINVAL and returns NULL. (NULL is reserved as "absent"
+ * in every return value, so NULL values cannot be stored.) An allocation
+ * failure sets errno to ENOMEM and returns NULL; nothing is changed then.
+ */
+#ifndef LFHT_H
+#define LFHT_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct lfht_head;
+
+/* Creates an empty table. Returns NULL (errno ENOMEM) if out of memory. */
+struct lfht_head *init_lfht(size_t (*hash_func)(void *), int (*key_cmp)(void *, void *),
+                            void (*key_free)(void *));
+
+/* The value associated with key, or NULL if key is absent. */
+void *lfht_search(struct lfht_head *head, void *key);
+
+/* If key is present, returns its value and leaves the table unchanged (the
+ * caller keeps ownership of the key it passed). Otherwise inserts (key, value),
+ * takes ownership of key, and returns value. Get-or-insert: of many threads
+ * inserting the same key, one inserts and all get that one's value. */
+void *lfht_insert(struct lfht_head *head, void *key, void *value);
+
+/* Removes key and returns the value it had, or NULL if it was absent. The
+ * table's key is passed to key_free once no thread can still read it. */
+void *lfht_remove(struct lfht_head *head, void *key);
+
+/* The key after key in (hash, key) order; key NULL gives the first key; NULL
+ * when there is none. key need not be present. The iteration guarantees are
+ * those of hash_trie_map (every key present throughout is returned once, in
+ * order). The returned pointer is the table's key: it stays valid until the
+ * key is removed, so a caller that iterates while others remove must not
+ * dereference it after such a removal could have happened. */
+void *lfht_next_key(struct lfht_head *head, void *key);
+
+/* Destroys the table: key_free on every key. No concurrent calls. NULL: no-op. */
+void lfht_free(struct lfht_head *head);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LFHT_H */

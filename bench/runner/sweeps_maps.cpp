@@ -7,6 +7,8 @@
 //   lookup_hit   - find key(i), i uniform in [0, N)
 //   lookup_miss  - find key(i), i uniform in [N, 2N): never present
 //   mix_90_5_5   - i uniform in [0, 2N): 90% find, 5% insert, 5% erase
+//   mix_zipf     - the same mix with i zipfian (theta 0.99) over [0, 2N): a few
+//                  hot keys (spread over the table by key_of) take most operations
 // Bytes per key: one thread fills N keys on the main thread and glibc's
 // mallinfo2() (main arena) measures the growth; every contender allocates
 // through malloc here (oneTBB is given std::allocator for that reason).
@@ -18,8 +20,10 @@
 #include <malloc.h>
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -63,7 +67,39 @@ constexpr u64 key_of(u64 i) noexcept {
   return splitmix64(i);
 }
 
-enum class workload { insert_only, lookup_hit, lookup_miss, mix_90_5_5 };
+enum class workload { insert_only, lookup_hit, lookup_miss, mix_90_5_5, mix_zipf };
+
+/// Zipfian ranks in [0, n), rank 0 the most frequent: Gray et al., "Quickly
+/// generating billion-record synthetic databases" (SIGMOD 1994), as YCSB does.
+class zipfian {
+public:
+  zipfian(u64 n, double theta) : n_(static_cast<double>(n)), theta_(theta) {
+    double zeta_n = 0;
+    for (u64 i = 1; i <= n; ++i) zeta_n += 1.0 / std::pow(static_cast<double>(i), theta);
+    const double zeta_2 = 1.0 + 1.0 / std::pow(2.0, theta);
+    zeta_n_ = zeta_n;
+    alpha_ = 1.0 / (1.0 - theta);
+    eta_ = (1.0 - std::pow(2.0 / n_, 1.0 - theta)) / (1.0 - zeta_2 / zeta_n);
+  }
+  u64 operator()(double u) const { // u uniform in [0, 1)
+    const double uz = u * zeta_n_;
+    if (uz < 1.0) return 0;
+    if (uz < 1.0 + std::pow(0.5, theta_)) return 1;
+    const auto r = static_cast<u64>(n_ * std::pow(eta_ * u - eta_ + 1.0, alpha_));
+    return r < static_cast<u64>(n_) ? r : static_cast<u64>(n_) - 1;
+  }
+
+private:
+  double n_, theta_, zeta_n_ = 0, alpha_ = 0, eta_ = 0;
+};
+
+// The set-up is O(n): one generator per key count, made before threads start.
+const zipfian& zipfian_over(u64 n) {
+  static std::map<u64, std::unique_ptr<zipfian>> made;
+  std::unique_ptr<zipfian>& z = made[n];
+  if (!z) z = std::make_unique<zipfian>(n, 0.99);
+  return *z;
+}
 
 // A contender: Map built by make(n), and a per-thread Handle{map} with
 // insert(k, v) -> bool, find(k, v&) -> bool, erase(k) -> bool.
@@ -78,6 +114,7 @@ double run_map(const point& p, workload w, u64 n, Make make) {
     for (u64 i = begin; i < end; ++i) h.insert(key_of(i), i);
   });
   if (w == workload::insert_only) return static_cast<double>(n) / fill_seconds;
+  const zipfian* zipf = w == workload::mix_zipf ? &zipfian_over(2 * n) : nullptr;
   return timed(p, [&](int t, const std::atomic<bool>& stop) {
     Handle h{*map};
     std::mt19937_64 rng(0x5eed + static_cast<u64>(t));
@@ -94,7 +131,10 @@ double run_map(const point& p, workload w, u64 n, Make make) {
           sink += h.find(key_of(n + r % n), v);
           break;
         default: {
-          const u64 key = key_of((r >> 8) % (2 * n));
+          const u64 i = w == workload::mix_zipf
+                            ? (*zipf)(static_cast<double>(r >> 11) * 0x1.0p-53)
+                            : (r >> 8) % (2 * n);
+          const u64 key = key_of(i);
           const unsigned dice = static_cast<unsigned>(r & 0xff) % 100;
           if (dice < 90)
             sink += h.find(key, v);
@@ -381,13 +421,15 @@ std::vector<sweep> map_sweeps(const options& opt) {
        workload::lookup_miss},
       {"map_mix", "Maps: 90% find, 5% insert, 5% erase, uniform keys",
        "one operation of the mix over 2N keys (about N present)", workload::mix_90_5_5},
+      {"map_mix_zipf", "Maps: 90% find, 5% insert, 5% erase, zipfian keys (0.99)",
+       "one operation of the mix over 2N keys, zipfian", workload::mix_zipf},
   };
   std::vector<map_contender> all = map_contenders();
   std::vector<sweep> out;
   for (const spec& s : specs) {
     sweep sw{s.name, std::string(s.title) + ", N = " + size, s.what, {}};
     for (const map_contender& c : all) {
-      if (s.w == workload::mix_90_5_5 && !c.erases) continue;
+      if ((s.w == workload::mix_90_5_5 || s.w == workload::mix_zipf) && !c.erases) continue;
       const workload w = s.w;
       auto run = c.run;
       sw.contenders.push_back({c.name, c.is_lfcore, [=](const point& p) { return run(p, w, n); }});

@@ -65,8 +65,12 @@
 // concurrently, otherwise within the number of concurrent inserts and erases.
 // Memory: leaves come from Allocator (rebound), which must be stateless (the
 // hazard-pointer domain destroys retired leaves after the map may be gone);
-// hash nodes from operator new. Empty hash levels are not compressed (see
-// bench/results/README.md for why).
+// hash nodes from operator new. Erased leaves go back to the allocator; hash
+// nodes stay until the map is destroyed (at most one of 2^level_bits buckets
+// per closed chain). Areias and Rocha's compression of empty levels is not
+// implemented: it needs hazard pointers on hash nodes too (today a traversal
+// needs none for them) and a protocol against inserts racing into the level
+// being removed.
 #pragma once
 
 #include "lfcore/cache_padded.hpp"

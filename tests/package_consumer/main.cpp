@@ -39,6 +39,17 @@ int main() {
   std::optional<int> x = channel.pop();
   channel.close();
 
+  lfcore::hash_trie_map<std::string, int> m(lfcore::hash_trie_config::for_expected_size(1 << 20));
+  m.insert({"alpha", 1});         // get-or-insert: {iterator, inserted}
+  m.insert_or_assign("alpha", 2); // atomic replace
+  int mv = 0;
+  if (auto it = m.find("alpha"); it != m.end()) // the iterator keeps its element alive
+    mv = it->second;
+  m.visit("alpha", [&](const auto& kv) { mv += kv.second; }); // read under protection
+  m.erase("alpha");
+  for (const auto& [key, value] : m) mv += value; // empty by now
+  const bool map_ok = mv == 4 && m.empty();
+
   const bool queues_ok = s == "hello" && got && v == 42 && x == 7 && !channel.pop();
-  return id == 7 && pending == 0 && queues_ok ? 0 : 1;
+  return id == 7 && pending == 0 && queues_ok && map_ok ? 0 : 1;
 }

@@ -131,9 +131,8 @@ double run_map(const point& p, workload w, u64 n, Make make) {
           sink += h.find(key_of(n + r % n), v);
           break;
         default: {
-          const u64 i = w == workload::mix_zipf
-                            ? (*zipf)(static_cast<double>(r >> 11) * 0x1.0p-53)
-                            : (r >> 8) % (2 * n);
+          const u64 i = w == workload::mix_zipf ? (*zipf)(static_cast<double>(r >> 11) * 0x1.0p-53)
+                                                : (r >> 8) % (2 * n);
           const u64 key = key_of(i);
           const unsigned dice = static_cast<unsigned>(r & 0xff) % 100;
           if (dice < 90)

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <memory>
+#include <stdexcept>
 
 namespace test {
 
@@ -24,6 +25,17 @@ struct move_only {
   explicit move_only(long v) : p(std::make_unique<long>(v)) {}
   move_only(move_only&&) noexcept = default;
   move_only& operator=(move_only&&) noexcept = default;
+};
+
+/// Copies throw when the value is negative; moves never throw.
+struct throws_on_copy {
+  int v;
+  explicit throws_on_copy(int x) : v(x) {}
+  throws_on_copy(const throws_on_copy& o) : v(o.v) {
+    if (o.v < 0) throw std::runtime_error("copy");
+  }
+  throws_on_copy(throws_on_copy&&) noexcept = default;
+  throws_on_copy& operator=(throws_on_copy&&) noexcept = default;
 };
 
 } // namespace test

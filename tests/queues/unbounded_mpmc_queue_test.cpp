@@ -60,17 +60,7 @@ TEST(UnboundedMpmcQueue, DestructorDestroysRemainingElements) {
   EXPECT_EQ(test::tracked::live.load(), 0);
 }
 
-namespace {
-struct throws_on_copy {
-  int v;
-  explicit throws_on_copy(int x) : v(x) {}
-  throws_on_copy(const throws_on_copy& o) : v(o.v) {
-    if (o.v < 0) throw std::runtime_error("copy");
-  }
-  throws_on_copy(throws_on_copy&&) noexcept = default;
-  throws_on_copy& operator=(throws_on_copy&&) noexcept = default;
-};
-} // namespace
+using test::throws_on_copy;
 
 TEST(UnboundedMpmcQueue, ThrowingCopyClaimsNothing) {
   unbounded_mpmc_queue<throws_on_copy, 2> q;

@@ -47,6 +47,9 @@
 #if defined(LFCORE_HAVE_LIBCUCKOO)
 #include <libcuckoo/cuckoohash_map.hh>
 #endif
+#if defined(LFCORE_HAVE_XENIUM)
+#include <xenium/vyukov_hash_map.hpp>
+#endif
 #if defined(LFCORE_HAVE_URCU)
 #include <urcu/rculfhash.h>
 #include <urcu/urcu-memb.h>
@@ -262,6 +265,25 @@ struct tbb_unordered_handle {
 };
 #endif
 
+#if defined(LFCORE_HAVE_XENIUM)
+// Trivial key and value: both live in the bucket cells; hazard pointers
+// reclaim the bucket arrays replaced by a resize.
+using xenium_map =
+    xenium::vyukov_hash_map<u64, u64,
+                            xenium::policy::reclaimer<xenium::reclamation::hazard_pointer<>>>;
+struct xenium_handle {
+  xenium_map& m;
+  bool insert(u64 k, u64 v) { return m.emplace(k, v); }
+  bool find(u64 k, u64& v) {
+    xenium_map::accessor a;
+    if (!m.try_get_value(k, a)) return false;
+    v = *a;
+    return true;
+  }
+  bool erase(u64 k) { return m.erase(k); }
+};
+#endif
+
 #if defined(LFCORE_HAVE_LIBCUCKOO)
 using cuckoo_map = libcuckoo::cuckoohash_map<u64, u64>;
 struct cuckoo_handle {
@@ -376,6 +398,11 @@ std::vector<map_contender> map_contenders() {
   c.push_back(make_contender<cds_feldman, cds_handle<cds_feldman>>(
       "libcds FeldmanHashMap<HP>", false, true,
       [](u64) { return std::make_unique<cds_feldman>(); }));
+#endif
+#if defined(LFCORE_HAVE_XENIUM)
+  c.push_back(make_contender<xenium_map, xenium_handle>(
+      "xenium vyukov_hash_map<HP>", false, true,
+      [](u64 n) { return std::make_unique<xenium_map>(std::bit_ceil(n)); }));
 #endif
 #if defined(LFCORE_HAVE_URCU)
   c.push_back(make_contender<urcu_map, urcu_handle>(

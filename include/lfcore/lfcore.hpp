@@ -6,6 +6,7 @@
 #include "lfcore/cache_padded.hpp"
 #include "lfcore/config.hpp"
 #include "lfcore/eventcount.hpp"
+#include "lfcore/hash_trie_map.hpp"
 #include "lfcore/hazard_pointer.hpp"
 #include "lfcore/marked_ptr.hpp"
 #include "lfcore/mpmc_queue.hpp"

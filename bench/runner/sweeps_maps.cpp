@@ -104,17 +104,41 @@ const zipfian& zipfian_over(u64 n) {
   return *z;
 }
 
+// Key i as the map sees it: a spread uint64, or a string of about 20 bytes
+// (made once per key count, before threads start, so lookups do not build
+// strings).
+struct u64_keys {
+  explicit u64_keys(u64) {}
+  u64 operator()(u64 i) const noexcept { return key_of(i); }
+};
+struct string_keys {
+  explicit string_keys(u64 n) {
+    static std::map<u64, std::shared_ptr<const std::vector<std::string>>> made;
+    auto& all = made[n];
+    if (!all) {
+      auto v = std::make_shared<std::vector<std::string>>();
+      v->reserve(2 * n);
+      for (u64 i = 0; i < 2 * n; ++i) v->push_back("key:" + std::to_string(key_of(i)));
+      all = std::move(v);
+    }
+    keys = all;
+  }
+  const std::string& operator()(u64 i) const noexcept { return (*keys)[i]; }
+  std::shared_ptr<const std::vector<std::string>> keys;
+};
+
 // A contender: Map built by make(n), and a per-thread Handle{map} with
-// insert(k, v) -> bool, find(k, v&) -> bool, erase(k) -> bool.
-template <class Map, class Handle, class Make>
+// insert(k, v) -> bool, find(k, v&) -> bool, erase(k) -> bool; Keys gives key i.
+template <class Map, class Handle, class Keys, class Make>
 double run_map(const point& p, workload w, u64 n, Make make) {
+  const Keys keys(n);
   std::unique_ptr<Map> map = make(n);
   const int threads = p.threads;
   const double fill_seconds = run_to_completion(threads, [&](int t) {
     Handle h{*map};
     const u64 begin = n * static_cast<u64>(t) / static_cast<u64>(threads);
     const u64 end = n * static_cast<u64>(t + 1) / static_cast<u64>(threads);
-    for (u64 i = begin; i < end; ++i) h.insert(key_of(i), i);
+    for (u64 i = begin; i < end; ++i) h.insert(keys(i), i);
   });
   if (w == workload::insert_only) return static_cast<double>(n) / fill_seconds;
   const zipfian* zipf = w == workload::mix_zipf ? &zipfian_over(2 * n) : nullptr;
@@ -128,15 +152,15 @@ double run_map(const point& p, workload w, u64 n, Make make) {
         const u64 r = rng();
         switch (w) {
         case workload::lookup_hit:
-          sink += h.find(key_of(r % n), v) ? v : 0;
+          sink += h.find(keys(r % n), v) ? v : 0;
           break;
         case workload::lookup_miss:
-          sink += h.find(key_of(n + r % n), v);
+          sink += h.find(keys(n + r % n), v);
           break;
         default: {
           const u64 i = w == workload::mix_zipf ? (*zipf)(static_cast<double>(r >> 11) * 0x1.0p-53)
                                                 : (r >> 8) % (2 * n);
-          const u64 key = key_of(i);
+          decltype(auto) key = keys(i);
           const unsigned dice = static_cast<unsigned>(r & 0xff) % 100;
           if (dice < 90)
             sink += h.find(key, v);
@@ -154,14 +178,15 @@ double run_map(const point& p, workload w, u64 n, Make make) {
 }
 
 // Bytes per key after a single-threaded fill of n keys on the calling thread.
-template <class Map, class Handle, class Make>
+template <class Map, class Handle, class Keys, class Make>
 double bytes_per_key(u64 n, Make make) {
+  const Keys keys(n);
   malloc_trim(0);
   const auto before = mallinfo2();
   std::unique_ptr<Map> map = make(n);
   {
     Handle h{*map};
-    for (u64 i = 0; i < n; ++i) h.insert(key_of(i), i);
+    for (u64 i = 0; i < n; ++i) h.insert(keys(i), i);
   }
   const auto after = mallinfo2();
   const double grown = static_cast<double>(after.uordblks + after.hblkhd) -
@@ -170,84 +195,93 @@ double bytes_per_key(u64 n, Make make) {
 }
 
 // ---------------------------------------------------------------- contenders
-using lf_map = lfcore::hash_trie_map<u64, u64>;
+template <class K>
+using lf_map = lfcore::hash_trie_map<K, u64>;
+template <class K>
 struct lf_handle {
-  lf_map& m;
-  bool insert(u64 k, u64 v) { return m.insert({k, v}).second; }
-  bool find(u64 k, u64& v) const {
-    return m.visit(k, [&](const lf_map::value_type& kv) { v = kv.second; });
+  lf_map<K>& m;
+  bool insert(const K& k, u64 v) { return m.insert({k, v}).second; }
+  bool find(const K& k, u64& v) const {
+    return m.visit(k, [&](const typename lf_map<K>::value_type& kv) { v = kv.second; });
   }
-  bool erase(u64 k) { return m.erase(k) == 1; }
+  bool erase(const K& k) { return m.erase(k) == 1; }
 };
 
 /// The floor: std::unordered_map behind a std::shared_mutex.
+template <class K>
 struct locked_map {
   explicit locked_map(u64 n) { m.reserve(n); }
   std::shared_mutex lock;
-  std::unordered_map<u64, u64> m;
+  std::unordered_map<K, u64> m;
 };
+template <class K>
 struct locked_handle {
-  locked_map& s;
-  bool insert(u64 k, u64 v) {
+  locked_map<K>& s;
+  bool insert(const K& k, u64 v) {
     std::unique_lock g(s.lock);
     return s.m.emplace(k, v).second;
   }
-  bool find(u64 k, u64& v) {
+  bool find(const K& k, u64& v) {
     std::shared_lock g(s.lock);
     auto it = s.m.find(k);
     if (it == s.m.end()) return false;
     v = it->second;
     return true;
   }
-  bool erase(u64 k) {
+  bool erase(const K& k) {
     std::unique_lock g(s.lock);
     return s.m.erase(k) == 1;
   }
 };
 
 #if defined(LFCORE_HAVE_LIBCDS)
+template <class K>
 struct cds_list_traits : cds::container::michael_list::traits {
-  using less = std::less<u64>;
+  using less = std::less<K>;
 };
+template <class K>
 struct cds_map_traits : cds::container::michael_map::traits {
-  using hash = std::hash<u64>; // keys are already spread
+  using hash = std::hash<K>; // integer keys are already spread
 };
+template <class K>
 using cds_michael = cds::container::MichaelHashMap<
-    cds::gc::HP, cds::container::MichaelKVList<cds::gc::HP, u64, u64, cds_list_traits>,
-    cds_map_traits>;
-using cds_feldman = cds::container::FeldmanHashMap<cds::gc::HP, u64, u64>;
-template <class Map>
+    cds::gc::HP, cds::container::MichaelKVList<cds::gc::HP, K, u64, cds_list_traits<K>>,
+    cds_map_traits<K>>;
+using cds_feldman = cds::container::FeldmanHashMap<cds::gc::HP, u64, u64>; // fixed-size keys only
+template <class Map, class K>
 struct cds_handle {
   Map& m;
   peers::libcds_thread attach{};
-  bool insert(u64 k, u64 v) { return m.insert(k, v); }
-  bool find(u64 k, u64& v) {
+  bool insert(const K& k, u64 v) { return m.insert(k, v); }
+  bool find(const K& k, u64& v) {
     if constexpr (std::is_same_v<Map, cds_feldman>) {
       auto gp = m.get(k);
       if (!gp) return false;
       v = gp->second;
       return true;
     } else {
-      return m.find(k, [&](std::pair<const u64, u64>& kv) { v = kv.second; });
+      return m.find(k, [&](std::pair<const K, u64>& kv) { v = kv.second; });
     }
   }
-  bool erase(u64 k) { return m.erase(k); }
+  bool erase(const K& k) { return m.erase(k); }
 };
 #endif
 
 #if defined(LFCORE_HAVE_TBB)
-using tbb_hash_map = tbb::concurrent_hash_map<u64, u64, tbb::tbb_hash_compare<u64>,
-                                              std::allocator<std::pair<const u64, u64>>>;
+template <class K>
+using tbb_hash_map = tbb::concurrent_hash_map<K, u64, tbb::tbb_hash_compare<K>,
+                                              std::allocator<std::pair<const K, u64>>>;
+template <class K>
 struct tbb_hash_handle {
-  tbb_hash_map& m;
-  bool insert(u64 k, u64 v) { return m.insert({k, v}); }
-  bool find(u64 k, u64& v) {
-    tbb_hash_map::const_accessor a;
+  tbb_hash_map<K>& m;
+  bool insert(const K& k, u64 v) { return m.insert({k, v}); }
+  bool find(const K& k, u64& v) {
+    typename tbb_hash_map<K>::const_accessor a;
     if (!m.find(a, k)) return false;
     v = a->second;
     return true;
   }
-  bool erase(u64 k) { return m.erase(k); }
+  bool erase(const K& k) { return m.erase(k); }
 };
 using tbb_unordered_map =
     tbb::concurrent_unordered_map<u64, u64, std::hash<u64>, std::equal_to<u64>,
@@ -285,12 +319,14 @@ struct xenium_handle {
 #endif
 
 #if defined(LFCORE_HAVE_LIBCUCKOO)
-using cuckoo_map = libcuckoo::cuckoohash_map<u64, u64>;
+template <class K>
+using cuckoo_map = libcuckoo::cuckoohash_map<K, u64>;
+template <class K>
 struct cuckoo_handle {
-  cuckoo_map& m;
-  bool insert(u64 k, u64 v) { return m.insert(k, v); }
-  bool find(u64 k, u64& v) { return m.find(k, v); }
-  bool erase(u64 k) { return m.erase(k); }
+  cuckoo_map<K>& m;
+  bool insert(const K& k, u64 v) { return m.insert(k, v); }
+  bool find(const K& k, u64& v) { return m.find(k, v); }
+  bool erase(const K& k) { return m.erase(k); }
 };
 #endif
 
@@ -378,24 +414,32 @@ struct map_contender {
   std::function<double(u64)> bytes;
 };
 
-template <class Map, class Handle, class Make>
+template <class Map, class Handle, class Keys = u64_keys, class Make>
 map_contender make_contender(std::string name, bool lfcore, bool erases, Make make) {
-  return {std::move(name), lfcore, erases,
-          [=](const point& p, workload w, u64 n) { return run_map<Map, Handle>(p, w, n, make); },
-          [=](u64 n) { return bytes_per_key<Map, Handle>(n, make); }};
+  return {
+      std::move(name), lfcore, erases,
+      [=](const point& p, workload w, u64 n) { return run_map<Map, Handle, Keys>(p, w, n, make); },
+      [=](u64 n) { return bytes_per_key<Map, Handle, Keys>(n, make); }};
 }
+
+// Every contender that takes a size hint gets n, lfcore included (its root size).
+template <class M>
+auto sized() {
+  return [](u64 n) { return std::make_unique<M>(n); };
+}
+auto lf_sized = [](u64 n) { return lfcore::hash_trie_config::for_expected_size(n); };
 
 std::vector<map_contender> map_contenders() {
   std::vector<map_contender> c;
-  // Every contender that takes a size hint gets n, lfcore included (its root size).
-  c.push_back(make_contender<lf_map, lf_handle>("lfcore hash_trie_map", true, true, [](u64 n) {
-    return std::make_unique<lf_map>(lfcore::hash_trie_config::for_expected_size(n));
-  }));
+  c.push_back(
+      make_contender<lf_map<u64>, lf_handle<u64>>("lfcore hash_trie_map", true, true, [](u64 n) {
+        return std::make_unique<lf_map<u64>>(lf_sized(n));
+      }));
 #if defined(LFCORE_HAVE_LIBCDS)
-  c.push_back(make_contender<cds_michael, cds_handle<cds_michael>>(
+  c.push_back(make_contender<cds_michael<u64>, cds_handle<cds_michael<u64>, u64>>(
       "libcds MichaelHashMap<HP>", false, true,
-      [](u64 n) { return std::make_unique<cds_michael>(n, 1); }));
-  c.push_back(make_contender<cds_feldman, cds_handle<cds_feldman>>(
+      [](u64 n) { return std::make_unique<cds_michael<u64>>(n, 1); }));
+  c.push_back(make_contender<cds_feldman, cds_handle<cds_feldman, u64>>(
       "libcds FeldmanHashMap<HP>", false, true,
       [](u64) { return std::make_unique<cds_feldman>(); }));
 #endif
@@ -405,26 +449,47 @@ std::vector<map_contender> map_contenders() {
       [](u64 n) { return std::make_unique<xenium_map>(std::bit_ceil(n)); }));
 #endif
 #if defined(LFCORE_HAVE_URCU)
-  c.push_back(make_contender<urcu_map, urcu_handle>(
-      "liburcu cds_lfht", false, true, [](u64 n) { return std::make_unique<urcu_map>(n); }));
+  c.push_back(
+      make_contender<urcu_map, urcu_handle>("liburcu cds_lfht", false, true, sized<urcu_map>()));
 #endif
 #if defined(LFCORE_HAVE_TBB)
-  c.push_back(make_contender<tbb_hash_map, tbb_hash_handle>(
-      "tbb::concurrent_hash_map", false, true,
-      [](u64 n) { return std::make_unique<tbb_hash_map>(n); }));
+  c.push_back(make_contender<tbb_hash_map<u64>, tbb_hash_handle<u64>>(
+      "tbb::concurrent_hash_map", false, true, sized<tbb_hash_map<u64>>()));
   c.push_back(make_contender<tbb_unordered_map, tbb_unordered_handle>(
-      "tbb::concurrent_unordered_map", false, false,
-      [](u64 n) { return std::make_unique<tbb_unordered_map>(n); }));
+      "tbb::concurrent_unordered_map", false, false, sized<tbb_unordered_map>()));
 #endif
 #if defined(LFCORE_HAVE_LIBCUCKOO)
-  c.push_back(
-      make_contender<cuckoo_map, cuckoo_handle>("libcuckoo cuckoohash_map", false, true, [](u64 n) {
-        return std::make_unique<cuckoo_map>(n);
-      }));
+  c.push_back(make_contender<cuckoo_map<u64>, cuckoo_handle<u64>>("libcuckoo cuckoohash_map", false,
+                                                                  true, sized<cuckoo_map<u64>>()));
 #endif
-  c.push_back(make_contender<locked_map, locked_handle>(
-      "std::unordered_map + shared_mutex", false, true,
-      [](u64 n) { return std::make_unique<locked_map>(n); }));
+  c.push_back(make_contender<locked_map<u64>, locked_handle<u64>>(
+      "std::unordered_map + shared_mutex", false, true, sized<locked_map<u64>>()));
+  return c;
+}
+
+// std::string keys (about 20 bytes, beyond the small-string buffer): the peers
+// that take any key type.
+std::vector<map_contender> string_map_contenders() {
+  using S = std::string;
+  std::vector<map_contender> c;
+  c.push_back(make_contender<lf_map<S>, lf_handle<S>, string_keys>(
+      "lfcore hash_trie_map", true, true,
+      [](u64 n) { return std::make_unique<lf_map<S>>(lf_sized(n)); }));
+#if defined(LFCORE_HAVE_LIBCDS)
+  c.push_back(make_contender<cds_michael<S>, cds_handle<cds_michael<S>, S>, string_keys>(
+      "libcds MichaelHashMap<HP>", false, true,
+      [](u64 n) { return std::make_unique<cds_michael<S>>(n, 1); }));
+#endif
+#if defined(LFCORE_HAVE_TBB)
+  c.push_back(make_contender<tbb_hash_map<S>, tbb_hash_handle<S>, string_keys>(
+      "tbb::concurrent_hash_map", false, true, sized<tbb_hash_map<S>>()));
+#endif
+#if defined(LFCORE_HAVE_LIBCUCKOO)
+  c.push_back(make_contender<cuckoo_map<S>, cuckoo_handle<S>, string_keys>(
+      "libcuckoo cuckoohash_map", false, true, sized<cuckoo_map<S>>()));
+#endif
+  c.push_back(make_contender<locked_map<S>, locked_handle<S>, string_keys>(
+      "std::unordered_map + shared_mutex", false, true, sized<locked_map<S>>()));
   return c;
 }
 
@@ -450,18 +515,26 @@ std::vector<sweep> map_sweeps(const options& opt) {
       {"map_mix_zipf", "Maps: 90% find, 5% insert, 5% erase, zipfian keys (0.99)",
        "one operation of the mix over 2N keys, zipfian", workload::mix_zipf},
   };
-  std::vector<map_contender> all = map_contenders();
+  const spec string_specs[] = {
+      {"map_str_lookup_hit", "Maps, std::string keys: lookup, key present",
+       "one successful find of a 20-byte string key", workload::lookup_hit},
+      {"map_str_mix", "Maps, std::string keys: 90% find, 5% insert, 5% erase",
+       "one operation of the mix over 2N string keys", workload::mix_90_5_5},
+  };
+  std::vector<map_contender> all = map_contenders(), strings = string_map_contenders();
   std::vector<sweep> out;
-  for (const spec& s : specs) {
+  auto add = [&](const spec& s, const std::vector<map_contender>& contenders) {
     sweep sw{s.name, std::string(s.title) + ", N = " + size, s.what, {}};
-    for (const map_contender& c : all) {
+    for (const map_contender& c : contenders) {
       if ((s.w == workload::mix_90_5_5 || s.w == workload::mix_zipf) && !c.erases) continue;
       const workload w = s.w;
       auto run = c.run;
       sw.contenders.push_back({c.name, c.is_lfcore, [=](const point& p) { return run(p, w, n); }});
     }
     out.push_back(std::move(sw));
-  }
+  };
+  for (const spec& s : specs) add(s, all);
+  for (const spec& s : string_specs) add(s, strings);
   return out;
 }
 

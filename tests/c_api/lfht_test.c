@@ -61,8 +61,8 @@ static void text_free(void *k) {
   free(k);
 }
 static char *text_key(int i) {
-  char *s = malloc(8);
-  snprintf(s, 8, "k%d", i);
+  char *s = malloc(16);
+  snprintf(s, 16, "k%d", i);
   return s;
 }
 
@@ -71,7 +71,7 @@ static void string_keys(size_t (*hash)(void *)) {
   struct lfht_head *t = init_lfht(hash, text_cmp, text_free);
   CHECK(t != NULL);
   for (int i = 0; i < 64; ++i) CHECK(lfht_insert(t, text_key(i), AS_PTR(i + 1)) == AS_PTR(i + 1));
-  char probe[8];
+  char probe[16];
   for (int i = 0; i < 64; ++i) {
     snprintf(probe, sizeof probe, "k%d", i);
     CHECK(lfht_search(t, probe) == AS_PTR(i + 1));
@@ -81,7 +81,7 @@ static void string_keys(size_t (*hash)(void *)) {
   free(dup);
   CHECK(lfht_remove(t, "k10") == AS_PTR(11));
   if (hash == same_hash) { /* equal hashes: iteration in strcmp order */
-    char last[8] = "";
+    char last[16] = "";
     int n = 0;
     for (void *k = lfht_next_key(t, NULL); k != NULL; k = lfht_next_key(t, k), ++n) {
       CHECK(strcmp(last, k) < 0);

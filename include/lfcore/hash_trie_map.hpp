@@ -157,7 +157,7 @@ public:
   explicit hash_trie_map(hash_trie_config config = {}, const Hash& hash = Hash(),
                          const KeyEqual& equal = KeyEqual())
       : config_(checked(config)), hash_(hash), equal_(equal),
-        root_(new_hash_node(nullptr, 0, config_.root_bits)) {}
+        root_(new_hash_node(0, config_.root_bits)) {}
   /// Destroys every element. No concurrent calls. Elements erased earlier are
   /// destroyed by the hazard-pointer domain (already, or at its next scans).
   ~hash_trie_map() { destroy(root_); }
@@ -302,7 +302,6 @@ private:
 
   // A hash node and its buckets in one allocation.
   struct hash_node {
-    hash_node* const parent;
     const unsigned consumed; // hash bits the levels above use
     const unsigned bits;
     std::atomic<word>* buckets() noexcept { return reinterpret_cast<std::atomic<word>*>(this + 1); }
@@ -330,10 +329,10 @@ private:
                                   "and chain_threshold at least 1");
     return c;
   }
-  static hash_node* new_hash_node(hash_node* parent, unsigned consumed, unsigned bits) {
+  static hash_node* new_hash_node(unsigned consumed, unsigned bits) {
     const std::size_t n = std::size_t(1) << bits;
     void* raw = ::operator new(sizeof(hash_node) + n * sizeof(std::atomic<word>));
-    auto* node = ::new (raw) hash_node{parent, consumed, bits};
+    auto* node = ::new (raw) hash_node{consumed, bits};
     for (std::size_t i = 0; i < n; ++i)
       ::new (static_cast<void*>(node->buckets() + i)) std::atomic<word>(to_word(node)); // empty
     return node;
@@ -669,7 +668,7 @@ private:
   // must search again (closed by us or someone else).
   bool close_if_full(const spot& s) {
     if (s.live < config_.chain_threshold || !can_expand(s.node)) return false;
-    hash_node* child = new_hash_node(s.node, s.node->consumed + s.node->bits, config_.level_bits);
+    hash_node* child = new_hash_node(s.node->consumed + s.node->bits, config_.level_bits);
     word expected = to_word(s.node);
     // [trie.link] release: the child's buckets are initialised before it is reachable.
     if (!s.link->compare_exchange_strong(expected, to_word(child), std::memory_order_release,

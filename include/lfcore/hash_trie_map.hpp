@@ -691,16 +691,18 @@ private:
     return h1 != h2 ? h1 < h2 : std::less<Key>()(k1, k2);
   }
 
-  // The smallest (hash, key) strictly after `after` (nullptr: the first) in
-  // the subtree of node, searching buckets from `first`. Copies the key: the
-  // caller then looks the element up, which protects it.
+  // An iteration position: a mixed hash and a copy of the key.
   struct position {
     std::uint64_t hash;
     Key key;
   };
-  // `after` non-null: this node is on after's path (only the top call and
-  // the child of after's own bucket are; every other subtree holds larger
-  // hashes and is scanned from bucket 0).
+  // The smallest position strictly after `after` in node's subtree, or the
+  // smallest of all if `after` is null. A non-null `after` means node is on
+  // after's path: the search starts at after's bucket, and only that bucket's
+  // child is on the path too; later buckets and their children hold larger
+  // hashes and are searched from bucket 0 (the paper's Algorithm 1 restarted
+  // them at after's index, and kept a result across buckets). The caller then
+  // looks the key up, which protects the element.
   std::optional<position> smallest_after(hash_node* node, const position* after,
                                          reader_guards& g) const {
     const std::size_t first = after != nullptr ? node->index(after->hash) : 0;

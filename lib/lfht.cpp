@@ -39,17 +39,19 @@ struct c_key_hash {
 // The map's value. Once its insertion succeeded (own_key()), it owns the
 // table's key and frees it when the element is destroyed: at reclamation, or
 // in lfht_free. A value built for an insert that lost a race is destroyed
-// without owning anything, so the caller's key is left alone.
+// without owning anything, so the caller's key is left alone. It keeps its
+// own copy of key_free: a removed element may be reclaimed after lfht_free
+// has freed the table and its callbacks.
 class c_value {
 public:
   c_value(void* value, void* key, const callbacks* cb) noexcept
-      : value_(value), key_(key), cb_(cb) {}
+      : value_(value), key_(key), free_key_(cb->free_key) {}
   c_value(const c_value&) = delete;
   c_value& operator=(const c_value&) = delete;
   ~c_value() {
     // relaxed: the reclaiming scan's acquire of our releasing hazard pointer,
     // or the join before lfht_free, orders own_key() before us.
-    if (owns_.load(std::memory_order_relaxed) && cb_->free_key != nullptr) cb_->free_key(key_);
+    if (owns_.load(std::memory_order_relaxed) && free_key_ != nullptr) free_key_(key_);
   }
   void* value() const noexcept { return value_; }
   void own_key() const noexcept { owns_.store(true, std::memory_order_relaxed); }
@@ -57,7 +59,7 @@ public:
 private:
   void* const value_;
   void* const key_;
-  const callbacks* const cb_;
+  void (*const free_key_)(void*);
   mutable std::atomic<bool> owns_{false};
 };
 

@@ -236,8 +236,8 @@ public:
   /// or replaced since pos reached it); returns 1 if this call removed it.
   /// pos stays valid. Precondition: pos is an iterator of this map, not end().
   size_type erase(const const_iterator& pos) {
-    leaf* l = const_cast<leaf*>(pos.leaf_); // protected by pos
-    word w = l->next.load(std::memory_order_relaxed);
+    leaf* l = const_cast<leaf*>(pos.leaf_);           // protected by pos
+    word w = l->next.load(std::memory_order_relaxed); // relaxed: the CAS validates it
     do {
       if (is_deleted(w)) return 0;
       // [trie.mark] as in erase(key).

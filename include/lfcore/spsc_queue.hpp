@@ -103,10 +103,10 @@ public:
     try {
       for (; done < n; ++done, ++first) publish(head + done, std::move(*first));
     } catch (...) {
-      producer_->position.store(head + done, std::memory_order_relaxed);
+      producer_->position.store(head + done, std::memory_order_relaxed); // size_approx only
       throw;
     }
-    producer_->position.store(head + n, std::memory_order_relaxed);
+    producer_->position.store(head + n, std::memory_order_relaxed); // size_approx only
     return n;
   }
 

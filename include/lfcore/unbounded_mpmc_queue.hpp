@@ -185,7 +185,7 @@ public:
       if (next == nullptr) return std::nullopt;
       // Keep head_ from passing tail_ (see the header): after this, tail_ is
       // past `head` because tail_ only moves forward.
-      segment* tail = tail_->load(std::memory_order_relaxed);
+      segment* tail = tail_->load(std::memory_order_relaxed); // relaxed: the CAS decides
       if (tail == head)
         tail_->compare_exchange_strong(tail, next, std::memory_order_release,
                                        std::memory_order_relaxed);
@@ -193,7 +193,7 @@ public:
       if (head_->compare_exchange_strong(head, next, std::memory_order_release,
                                          std::memory_order_relaxed)) {
         hp.reset_protection();
-        domain_->retire(head); // unreachable from head_ and tail_ now
+        domain_->retire(head);                          // unreachable from head_ and tail_ now
         if constexpr (stress_build) domain_->reclaim(); // free it as early as possible
       }
     }

@@ -46,6 +46,13 @@ std::string utc_now() {
   return buf;
 }
 
+// A gnuplot single-quoted string: a quote is written twice.
+std::string gp_quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
 std::string fmt(double v, int digits = 2) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
@@ -56,7 +63,7 @@ std::string fmt(double v, int digits = 2) {
 
 void write_report(const options& opt, const std::vector<sweep>& sweeps,
                   const std::vector<measurement>& results,
-                  const std::vector<std::pair<std::string, double>>& bytes) {
+                  const std::vector<memory_table>& memory) {
   namespace fs = std::filesystem;
   fs::create_directories(opt.out);
 
@@ -90,7 +97,7 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
         std::vector<double> v;
         for (const auto& m : results)
           if (m.sweep == s.name && m.contender == c.name && m.threads == t)
-            v.push_back(m.ops_per_second / 1e6);
+            v.push_back(m.ops_per_second / s.unit);
         med[c.name][t] = median(v);
       }
     md << "## " << s.title << " (`" << s.name << "`)\n\n"
@@ -107,7 +114,7 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
       all.push_back(&c);
       if (!c.is_lfcore) peers.push_back(&c);
     }
-    md << "Throughput, Mops/s (median)\n\n";
+    md << "Throughput, " << s.unit_name << " (median)\n\n";
     header(all);
     for (int t : s.threads) {
       md << "| " << t << " |";
@@ -159,8 +166,9 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
       std::ofstream g(gp);
       g << "set terminal pngcairo size 900,540 noenhanced\n"
         << "set output '" << s.name << ".png'\n" // paths relative to the report directory
-        << "set title '" << s.title << " - median Mops/s'\n"
-        << "set xlabel 'threads'\nset ylabel 'Mops/s'\nset logscale x 2\nset key top right\n"
+        << "set title " << gp_quoted(s.title + " - median " + s.unit_name) << "\n"
+        << "set xlabel 'threads'\nset ylabel '" << s.unit_name
+        << "'\nset logscale x 2\nset key top right\n"
         << "set grid\nset yrange [0:*]\n"
         << "plot for [i=2:" << s.contenders.size() + 1 << "] '" << s.name << ".dat"
         << "' using 1:i with linespoints lw 2 title columnhead(i)\n";
@@ -172,12 +180,10 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
     }
     md << "\n";
   }
-  if (!bytes.empty()) {
-    md << "## Maps: memory after the fill (`map_bytes`)\n\n"
-       << opt.map_keys << " keys inserted by one thread; heap growth (glibc mallinfo2, main "
-       << "arena) divided by the key count. Each key is a uint64 with a uint64 value.\n\n"
-       << "| contender | bytes per key |\n|---|---:|\n";
-    for (const auto& [name, b] : bytes) md << "| " << name << " | " << fmt(b, 1) << " |\n";
+  for (const memory_table& m : memory) {
+    md << "## " << m.title << "\n\n"
+       << m.note << "\n\n| contender | " << m.column << " |\n|---|---:|\n";
+    for (const auto& [name, b] : m.rows) md << "| " << name << " | " << fmt(b, 1) << " |\n";
     md << "\n";
   }
 }

@@ -33,6 +33,8 @@ struct sweep {
   /// Thread counts this sweep runs; empty: the runner's --threads. Queue
   /// sweeps run producer/consumer pairs, so they list even counts.
   std::vector<int> threads = {};
+  double unit = 1e6; // the report divides operations per second by this
+  std::string unit_name = "Mops/s";
 };
 
 struct measurement {
@@ -47,6 +49,7 @@ struct options {
   double seconds = 0.5;
   long long items = 10'000'000;
   long long map_keys = 1'000'000;
+  long long atom_sequences = 240'000; // the paper's dataset size
   std::string out = "bench/results/latest";
   std::string only;      // run only the sweep of this name
   std::string contender; // run only contenders whose name contains this
@@ -54,17 +57,25 @@ struct options {
   bool quick = false;
 };
 
+/// A memory measurement: one row per contender.
+struct memory_table {
+  std::string title, note, column;
+  std::vector<std::pair<std::string, double>> rows;
+};
+
 /// Each component contributes its sweeps (one file each under bench/runner/).
 std::vector<sweep> hazard_pointer_sweeps();
 std::vector<sweep> queue_sweeps(const options& opt);
 std::vector<sweep> map_sweeps(const options& opt);
-/// Memory after filling each map contender with --map-keys keys: (name, bytes per key).
-std::vector<std::pair<std::string, double>> map_bytes_per_key(const options& opt);
+std::vector<sweep> atom_sweeps(const options& opt);
+/// Memory after filling each map contender with --map-keys keys.
+memory_table map_bytes_per_key(const options& opt);
+/// Memory per atom after the atom benchmark's workload on one thread.
+memory_table atom_bytes(const options& opt);
 
 /// Writes results.csv, report.md, one .dat and one .png (if gnuplot is there) per sweep,
-/// and a table of bytes per key if `bytes` is not empty.
+/// and the memory tables.
 void write_report(const options& opt, const std::vector<sweep>& sweeps,
-                  const std::vector<measurement>& results,
-                  const std::vector<std::pair<std::string, double>>& bytes);
+                  const std::vector<measurement>& results, const std::vector<memory_table>& memory);
 
 } // namespace runner

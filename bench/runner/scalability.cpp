@@ -1,13 +1,15 @@
 // bench/runner/scalability.cpp - the scalability runner (the main job).
 //
 //   lfcore_scalability [--quick] [--threads 1,2,4,8] [--reps 3] [--seconds 0.5]
-//                      [--items 10000000] [--map-keys 1000000] [--only SWEEP]
+//                      [--items 10000000] [--map-keys 1000000]
+//                      [--atom-sequences 240000] [--only SWEEP]
 //                      [--contender NAME-PART] [--out DIR]
 //
 // --only runs the sweeps whose name starts with SWEEP (e.g. map_ for all maps).
 //
 // Timed sweeps run each point for --seconds; fixed-work sweeps (the queues)
-// move --items items per point; map sweeps prefill --map-keys keys.
+// move --items items per point; map sweeps prefill --map-keys keys; the atom
+// benchmark (the paper's) works through --atom-sequences base sequences.
 //
 // Each later component adds its sweep to all_sweeps(). Progress goes to stderr;
 // results, report and plots to --out.
@@ -59,6 +61,7 @@ options parse(int argc, char** argv) {
       o.seconds = 0.1;
       o.items = 200'000;
       o.map_keys = 50'000;
+      o.atom_sequences = 24'000;
     } else if (a == "--threads")
       o.threads = parse_list(value());
     else if (a == "--reps")
@@ -69,6 +72,8 @@ options parse(int argc, char** argv) {
       o.items = std::max(1000LL, std::atoll(value().c_str()));
     else if (a == "--map-keys")
       o.map_keys = std::max(1000LL, std::atoll(value().c_str()));
+    else if (a == "--atom-sequences")
+      o.atom_sequences = std::max(2000LL, std::atoll(value().c_str()));
     else if (a == "--out")
       o.out = value();
     else if (a == "--only")
@@ -77,7 +82,8 @@ options parse(int argc, char** argv) {
       o.contender = value();
     else if (a == "--help" || a == "-h") {
       std::puts("lfcore_scalability [--quick] [--threads 1,2,4,8] [--reps 3] [--seconds 0.5] "
-                "[--items 10000000] [--map-keys 1000000] [--only SWEEP] [--contender NAME-PART] "
+                "[--items 10000000] [--map-keys 1000000] [--atom-sequences 240000] "
+                "[--only SWEEP] [--contender NAME-PART] "
                 "[--out DIR]");
       std::exit(0);
     } else
@@ -98,6 +104,7 @@ int main(int argc, char** argv) try {
   std::vector<sweep> all = hazard_pointer_sweeps();
   for (auto& s : queue_sweeps(opt)) all.push_back(std::move(s));
   for (auto& s : map_sweeps(opt)) all.push_back(std::move(s));
+  for (auto& s : atom_sweeps(opt)) all.push_back(std::move(s));
   for (auto& s : all) {
     if (s.name.rfind(opt.only, 0) != 0) continue; // --only: a prefix of the sweep name
     std::erase_if(s.contenders, [&](const contender& c) {
@@ -120,18 +127,26 @@ int main(int argc, char** argv) try {
               s.contenders[static_cast<std::size_t>((k + rep + static_cast<int>(ti)) % n)];
           const double ops = c.run(p);
           results.push_back({s.name, c.name, p.threads, rep, ops});
-          std::fprintf(stderr, "[%s] rep %d/%d threads %2d  %-34s %8.2f Mops/s\n", s.name.c_str(),
-                       rep + 1, opt.reps, p.threads, c.name.c_str(), ops / 1e6);
+          std::fprintf(stderr, "[%s] rep %d/%d threads %2d  %-34s %8.2f %s\n", s.name.c_str(),
+                       rep + 1, opt.reps, p.threads, c.name.c_str(), ops / s.unit,
+                       s.unit_name.c_str());
         }
       }
   }
-  std::vector<std::pair<std::string, double>> bytes;
-  if (std::any_of(sweeps.begin(), sweeps.end(),
-                  [](const sweep& s) { return s.name.rfind("map_", 0) == 0; })) {
+  std::vector<memory_table> memory;
+  auto ran = [&](const char* prefix) {
+    return std::any_of(sweeps.begin(), sweeps.end(),
+                       [&](const sweep& s) { return s.name.rfind(prefix, 0) == 0; });
+  };
+  if (ran("map_")) {
     std::fprintf(stderr, "[map bytes per key] filling %lld keys per contender\n", opt.map_keys);
-    bytes = map_bytes_per_key(opt);
+    memory.push_back(map_bytes_per_key(opt));
   }
-  write_report(opt, sweeps, results, bytes);
+  if (ran("atoms")) {
+    std::fprintf(stderr, "[atom bytes] running the atom workload once per contender\n");
+    memory.push_back(atom_bytes(opt));
+  }
+  write_report(opt, sweeps, results, memory);
   std::fprintf(stderr, "report: %s/report.md\n", opt.out.c_str());
   return 0;
 } catch (const std::exception& e) {

@@ -538,12 +538,17 @@ std::vector<sweep> map_sweeps(const options& opt) {
   return out;
 }
 
-std::vector<std::pair<std::string, double>> map_bytes_per_key(const options& opt) {
-  std::vector<std::pair<std::string, double>> out;
+memory_table map_bytes_per_key(const options& opt) {
+  memory_table m;
+  m.title = "Maps: memory after the fill (`map_bytes`)";
+  m.note = std::to_string(opt.map_keys) +
+           " keys inserted by one thread; heap growth (glibc mallinfo2, main arena) divided by "
+           "the key count. Each key is a uint64 with a uint64 value.";
+  m.column = "bytes per key";
   for (const map_contender& c : map_contenders())
     if (opt.contender.empty() || c.name.find(opt.contender) != std::string::npos)
-      out.emplace_back(c.name, c.bytes(static_cast<u64>(opt.map_keys)));
-  return out;
+      m.rows.emplace_back(c.name, c.bytes(static_cast<u64>(opt.map_keys)));
+  return m;
 }
 
 } // namespace runner

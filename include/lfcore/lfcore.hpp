@@ -1,6 +1,7 @@
 // lfcore/lfcore.hpp - everything lfcore offers, in one include.
 #pragma once
 
+#include "lfcore/atom_table.hpp"
 #include "lfcore/backoff.hpp"
 #include "lfcore/blocking_queue.hpp"
 #include "lfcore/cache_padded.hpp"

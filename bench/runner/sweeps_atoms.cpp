@@ -1,0 +1,296 @@
+// bench/runner/sweeps_atoms.cpp - the atom-table benchmark of Moreno, Areias
+// and Rocha (../shared/seeds/lock-free-atom-table.txt, section 4.1).
+//
+// Input: --atom-sequences distinct base sequences (the paper: 240,000),
+// generated deterministically: splitmix64 from seed 2016, letters "acgt",
+// lengths uniform in [8, 24] (the paper does not say; DNA-like text of the
+// length of ordinary Prolog atoms). Like compiling seq.pl, each table interns
+// the base sequences before the clock starts.
+// Work: threads take batches of 2,000 sequences from a shared counter; for
+// every split S = A1 + A2 (L + 1 of them, the empty atom included) they
+// intern A1, A2 and A2A1 - what atom_concat(A1, A2, S), atom_concat(A2, A1, R)
+// interns in Prolog. One operation = one base sequence; the report gives
+// thousands of sequences per second, timed to the last thread's end.
+// Contenders: lfcore's atom_table; the design YAP replaced
+// (rwlock_atom_table.hpp); oneTBB concurrent_hash_map and libcuckoo with
+// std::string keys (get-or-insert; libcuckoo moves its elements, so it gives
+// no handle, only the answer); and SWI-Prolog running the paper's own program
+// (bench/atoms/atom_bench.pl) on the same sequences when swipl is installed.
+// Every table is told to expect 30 atoms per sequence.
+#include "harness.hpp"
+#include "rwlock_atom_table.hpp"
+
+#include <lfcore/atom_table.hpp>
+
+#include <malloc.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+
+#if defined(LFCORE_HAVE_TBB)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds" // a false positive inside oneTBB 2021.8
+#include <oneapi/tbb/concurrent_hash_map.h>
+#pragma GCC diagnostic pop
+#endif
+#if defined(LFCORE_HAVE_LIBCUCKOO)
+#include <libcuckoo/cuckoohash_map.hh>
+#endif
+
+namespace runner {
+namespace {
+
+constexpr std::size_t batch = 2000;
+constexpr std::size_t atoms_per_sequence_hint = 30;
+
+std::uint64_t splitmix64(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+const std::vector<std::string>& sequences(std::size_t n) {
+  static std::vector<std::string> seqs;
+  if (seqs.size() == n) return seqs;
+  seqs.clear();
+  std::unordered_set<std::string> seen;
+  std::uint64_t state = 2016;
+  while (seqs.size() < n) {
+    std::string s(8 + splitmix64(state) % 17, ' ');
+    for (char& c : s) c = "acgt"[splitmix64(state) & 3];
+    if (seen.insert(s).second) seqs.push_back(std::move(s));
+  }
+  return seqs;
+}
+
+// atom_concat(A1, A2, S), atom_concat(A2, A1, R) for every split of s.
+template <class Table>
+std::uintptr_t combine_atoms(Table& t, std::string_view s, std::string& rotation) {
+  std::uintptr_t sink = 0;
+  for (std::size_t k = 0; k <= s.size(); ++k) {
+    const std::string_view a1 = s.substr(0, k), a2 = s.substr(k);
+    sink += t.intern(a1);
+    sink += t.intern(a2);
+    rotation.assign(a2);
+    rotation.append(a1);
+    sink += t.intern(rotation);
+  }
+  return sink;
+}
+
+// Sequences per second on p.threads threads, on a fresh table.
+template <class Table>
+double run_paper_workload(const point& p, std::size_t n) {
+  const std::vector<std::string>& seqs = sequences(n);
+  auto table = std::make_unique<Table>(n * atoms_per_sequence_hint);
+  for (const std::string& s : seqs) table->intern(s); // seq.pl's atoms, untimed
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::uintptr_t> sink{0};
+  const double seconds = run_to_completion(p.threads, [&](int) {
+    std::string rotation;
+    std::uintptr_t mine = 0;
+    for (;;) {
+      // relaxed: the counter only hands out disjoint batches.
+      const std::size_t begin = next.fetch_add(batch, std::memory_order_relaxed);
+      if (begin >= n) break;
+      for (std::size_t i = begin; i < std::min(n, begin + batch); ++i)
+        mine += combine_atoms(*table, seqs[i], rotation);
+    }
+    sink.fetch_add(mine, std::memory_order_relaxed); // relaxed: keeps the work observable
+  });
+  if (sink.load() == 42) std::puts("");
+  table.reset();
+  malloc_trim(0); // the next run starts from a trimmed heap, whoever ran before
+  return static_cast<double>(n) / seconds;
+}
+
+// ------------------------------------------------------------ the tables
+// Each has intern(string_view) -> a word (the handle, or 0 if it has none).
+
+struct lfcore_atoms {
+  explicit lfcore_atoms(std::size_t expected) : t(expected) {}
+  std::uintptr_t intern(std::string_view s) { return t.intern(s).bits(); }
+  lfcore::atom_table t;
+};
+
+struct yap_original {
+  explicit yap_original(std::size_t expected) : t(expected) {}
+  std::uintptr_t intern(std::string_view s) {
+    return reinterpret_cast<std::uintptr_t>(t.intern(s));
+  }
+  rwlock_atom_table t;
+};
+
+struct string_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept {
+    return std::hash<std::string_view>()(s);
+  }
+};
+
+#if defined(LFCORE_HAVE_TBB)
+struct tbb_compare {
+  using is_transparent = void;
+  std::size_t hash(std::string_view s) const noexcept { return string_hash()(s); }
+  bool equal(std::string_view a, std::string_view b) const noexcept { return a == b; }
+};
+struct tbb_atoms {
+  struct empty {};
+  // std::allocator: mallinfo2 sees it, as for every other contender.
+  using map = tbb::concurrent_hash_map<std::string, empty, tbb_compare,
+                                       std::allocator<std::pair<const std::string, empty>>>;
+  explicit tbb_atoms(std::size_t expected) : m(expected) {}
+  std::uintptr_t intern(std::string_view s) {
+    map::const_accessor acc;
+    m.insert(acc, s); // get-or-insert; the node does not move: its key is the handle
+    return reinterpret_cast<std::uintptr_t>(&acc->first);
+  }
+  map m;
+};
+#endif
+
+#if defined(LFCORE_HAVE_LIBCUCKOO)
+struct cuckoo_atoms {
+  using map = libcuckoo::cuckoohash_map<std::string, char, string_hash, std::equal_to<>>;
+  explicit cuckoo_atoms(std::size_t expected) : m(expected) {}
+  std::uintptr_t intern(std::string_view s) {
+    if (m.contains(s)) return 1; // no allocation when present
+    m.insert(std::string(s), char(0));
+    return 1;
+  }
+  map m;
+};
+#endif
+
+// ------------------------------------------------------------ SWI-Prolog
+// Runs the paper's Prolog program on the same sequences, in a child process.
+class swi_prolog {
+public:
+  static bool available() { return std::system("command -v swipl >/dev/null 2>&1") == 0; }
+
+  explicit swi_prolog(std::size_t n) : n_(n) {
+    seq_file_ =
+        std::filesystem::temp_directory_path() / ("lfcore_atom_seq_" + std::to_string(n) + ".pl");
+    std::ofstream out(seq_file_);
+    out << "atom_dataset(" << n << ").\n";
+    const std::vector<std::string>& seqs = sequences(n);
+    for (std::size_t i = 0; i < n; ++i) out << "atom_seq(" << i << ", " << seqs[i] << ").\n";
+  }
+
+  double run(const point& p) const {
+    const std::string cmd = "swipl '" LFCORE_ATOM_BENCH_PL "' -- '" + seq_file_.string() + "' " +
+                            std::to_string(p.threads) + " 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    if (pipe == nullptr) throw std::runtime_error("cannot run swipl");
+    double ms = -1;
+    char line[512];
+    while (std::fgets(line, sizeof line, pipe) != nullptr)
+      if (std::sscanf(line, "Time: %lf", &ms) == 1) break;
+    while (std::fgets(line, sizeof line, pipe) != nullptr) {
+    }
+    if (pclose(pipe) != 0 || ms <= 0)
+      throw std::runtime_error("swipl did not report a time: " + cmd);
+    return static_cast<double>(n_) / (ms / 1000.0);
+  }
+
+private:
+  std::size_t n_;
+  std::filesystem::path seq_file_;
+};
+
+// Bytes per atom beyond its text, after one thread ran the workload on the
+// calling thread (glibc's mallinfo2 sees the main arena only).
+template <class Table>
+double bytes_per_atom(std::size_t n, std::size_t atoms, std::size_t text_bytes) {
+  const std::vector<std::string>& seqs = sequences(n);
+  malloc_trim(0);
+  const auto before = mallinfo2();
+  auto table = std::make_unique<Table>(n * atoms_per_sequence_hint);
+  std::string rotation;
+  for (const std::string& s : seqs) table->intern(s);
+  for (const std::string& s : seqs) combine_atoms(*table, s, rotation);
+  const auto after = mallinfo2();
+  const double grown = static_cast<double>(after.uordblks + after.hblkhd) -
+                       static_cast<double>(before.uordblks + before.hblkhd);
+  return (grown - static_cast<double>(text_bytes)) / static_cast<double>(atoms);
+}
+
+} // namespace
+
+std::vector<sweep> atom_sweeps(const options& opt) {
+  const std::size_t n = static_cast<std::size_t>(opt.atom_sequences);
+  sweep s{"atoms",
+          "Atom table: the paper's benchmark, " + std::to_string(n) + " sequences",
+          "one base sequence: every split S = A1 + A2 interns A1, A2 and A2A1",
+          {}};
+  s.unit = 1e3;
+  s.unit_name = "k sequences/s";
+  s.contenders.push_back({"lfcore atom_table", true,
+                          [n](const point& p) { return run_paper_workload<lfcore_atoms>(p, n); }});
+  s.contenders.push_back({"YAP original (rwlock, chained)", false,
+                          [n](const point& p) { return run_paper_workload<yap_original>(p, n); }});
+#if defined(LFCORE_HAVE_TBB)
+  s.contenders.push_back({"tbb::concurrent_hash_map<string>", false,
+                          [n](const point& p) { return run_paper_workload<tbb_atoms>(p, n); }});
+#endif
+#if defined(LFCORE_HAVE_LIBCUCKOO)
+  s.contenders.push_back({"libcuckoo<string>", false,
+                          [n](const point& p) { return run_paper_workload<cuckoo_atoms>(p, n); }});
+#endif
+  if (swi_prolog::available()) {
+    auto swi = std::make_shared<swi_prolog>(n);
+    s.contenders.push_back({"SWI-Prolog "
+                            "(paper's program)",
+                            false, [swi](const point& p) { return swi->run(p); }});
+  }
+  return {s};
+}
+
+memory_table atom_bytes(const options& opt) {
+  const std::size_t n = static_cast<std::size_t>(opt.atom_sequences);
+  // The atoms the workload creates, counted by one lfcore run.
+  std::size_t atoms = 0, text_bytes = 0;
+  {
+    lfcore_atoms t(n * atoms_per_sequence_hint);
+    std::string rotation;
+    for (const std::string& s : sequences(n)) t.intern(s);
+    for (const std::string& s : sequences(n)) combine_atoms(t, s, rotation);
+    t.t.for_each([&](lfcore::atom a) {
+      ++atoms;
+      text_bytes += lfcore::atom_table::name(a).size();
+    });
+  }
+  memory_table m;
+  m.title = "Atom table: memory per atom (`atom_bytes`)";
+  m.note = "One thread runs the workload on " + std::to_string(n) + " sequences (" +
+           std::to_string(atoms) + " atoms, " +
+           std::to_string(static_cast<double>(text_bytes) / static_cast<double>(atoms)) +
+           " bytes of text each on average); heap growth (glibc mallinfo2, main arena) minus "
+           "the text bytes, divided by the atoms. The goal is at most 48.";
+  m.column = "bytes per atom beyond its text";
+  auto add = [&](const char* name, auto measure) {
+    if (opt.contender.empty() || std::string(name).find(opt.contender) != std::string::npos)
+      m.rows.emplace_back(name, measure(n, atoms, text_bytes));
+  };
+  add("lfcore atom_table", bytes_per_atom<lfcore_atoms>);
+  add("YAP original (rwlock, chained)", bytes_per_atom<yap_original>);
+#if defined(LFCORE_HAVE_TBB)
+  add("tbb::concurrent_hash_map<string>", bytes_per_atom<tbb_atoms>);
+#endif
+#if defined(LFCORE_HAVE_LIBCUCKOO)
+  add("libcuckoo<string>", bytes_per_atom<cuckoo_atoms>);
+#endif
+  return m;
+}
+
+} // namespace runner

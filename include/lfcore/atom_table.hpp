@@ -1,0 +1,344 @@
+// lfcore/atom_table.hpp - a Prolog-style atom (symbol) table on the hash trie.
+//
+// What YAP gained by moving its atom table onto the LFHT (Moreno, Areias and
+// Rocha, "On the Implementation of a Lock-Free Atom Table in a Prolog System";
+// ../shared/seeds/lock-free-atom-table.txt), as a library: interning, O(1)
+// names, per-atom property lists, a functor table, iteration and atom garbage
+// collection, for C++ here and C in lfcore_atoms.h.
+//
+// Structure
+// * The atoms are the elements of a hash_trie_map<text, atom data>: the
+//   trie's leaf is the atom's entry. The text is stored inline up to 19
+//   bytes, on the heap beyond. Leaves never move (hash_trie_map closes full
+//   chains instead of moving leaves), so a handle is the entry's address:
+//   name() is one dereference, never a hash lookup.
+// * Properties (the paper's PropsOfAE: operators, predicates, any kind the
+//   interpreter defines) are an immutable block of (kind, value) items per
+//   atom, replaced whole by a CAS (copy on write); old blocks go to the
+//   hazard-pointer domain. Most atoms have none, a few have two or three, so
+//   a block scan beats a linked list and makes every reader one hazard
+//   pointer. The functor table is part of it: a functor (name/arity) is an
+//   item of kind `property::functor` on its name's block, and its handle is
+//   the address of a small entry that lives as long as the atom.
+//
+// Atom garbage collection (reference counts; cf. SWI-Prolog's
+// PL_register_atom and Wielemaker & Harris, TPLP 16(5-6), 2016)
+// * Each atom has a state word: a permanent bit, a dead bit and a reference
+//   count. intern() returns a permanent atom (never collected - what YAP does
+//   for every atom). intern_ref() and find() return an atom with one
+//   reference for the caller, given back with release(); on a permanent atom
+//   both are no-ops, so "release what intern_ref/find gave you" is always
+//   right. make_permanent() pins an atom for good.
+// * collect() kills each atom whose state is exactly 0 (not permanent, no
+//   reference) with one CAS to "dead" - the linearization point of its
+//   death, so a concurrent intern_ref either took its reference first (the
+//   CAS fails) or sees "dead", helps unlink it and inserts a new atom. The
+//   dead entry is erased from the trie; its text, properties and functors
+//   are freed when the hazard-pointer domain reclaims the leaf.
+// * The rule for handles: the address of a reclaimed atom may be reused by a
+//   new atom, but only after the old one had no reference, was not permanent,
+//   and no thread was still inside a lookup that reached it. A handle you hold
+//   by the rules above therefore never changes meaning. Handles you do not
+//   hold a reference to (an unpinned atom seen during iteration, a released
+//   one) must not be used after the next collect() may have run.
+//
+// Progress: intern, intern_ref, find, name, retain, release and all property
+// and functor calls are lock-free (name is wait-free); collect() is lock-free
+// towards them and serialized with other collect() calls by a mutex.
+// Ordering: intern/intern_ref/find are linearizable (hash_trie_map's insert
+// or lookup, and the CAS on the state word); what a thread wrote before
+// interning an atom is visible to every thread that obtains it.
+// Memory: per atom, one trie leaf of 56 bytes (64 with glibc's chunk header),
+// plus the text beyond 19 bytes (NUL included) in its own allocation, plus
+// its share of the trie's buckets (bench/results/README.md measures it).
+//
+// Not provided: atom texts are bytes (any bytes, NUL included, up to
+// max_length); intern_utf8() validates UTF-8 but nothing normalizes Unicode.
+// The table does not order atoms alphabetically (iteration is in hash order).
+#pragma once
+
+#include "lfcore/detail/utf8.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace lfcore {
+
+class atom_table;
+
+namespace detail {
+
+/// An atom's text: up to inline_capacity bytes in place, longer texts on the
+/// heap, NUL-terminated either way (the text itself may contain NULs).
+class atom_text {
+public:
+  static constexpr std::size_t inline_capacity = 19;
+
+  explicit atom_text(std::string_view s) : size_(static_cast<std::uint32_t>(s.size())) {
+    char* dst = bytes_;
+    if (s.size() > inline_capacity) {
+      dst = new char[s.size() + 1];
+      std::memcpy(bytes_ + pointer_offset, &dst, sizeof dst);
+    }
+    if (!s.empty()) std::memcpy(dst, s.data(), s.size());
+    dst[s.size()] = '\0';
+  }
+  atom_text(const atom_text& other) : atom_text(other.view()) {}
+  atom_text(atom_text&& other) noexcept : size_(other.size_) {
+    std::memcpy(bytes_, other.bytes_, sizeof bytes_); // the heap pointer moves with the bytes
+    other.size_ = 0;
+    other.bytes_[0] = '\0';
+  }
+  atom_text& operator=(atom_text other) noexcept {
+    std::swap(size_, other.size_);
+    std::swap(bytes_, other.bytes_);
+    return *this;
+  }
+  ~atom_text() {
+    if (size_ > inline_capacity) delete[] large();
+  }
+
+  const char* c_str() const noexcept { return size_ > inline_capacity ? large() : bytes_; }
+  std::string_view view() const noexcept { return {c_str(), size_}; }
+  friend bool operator<(const atom_text& a, const atom_text& b) noexcept {
+    return a.view() < b.view();
+  }
+
+private:
+  // bytes_ starts at offset 4; the heap pointer is kept at offset 8 of the
+  // object, so it is 8-aligned, and copied in and out with memcpy.
+  static constexpr std::size_t pointer_offset = 4;
+  char* large() const noexcept {
+    char* p;
+    std::memcpy(&p, bytes_ + pointer_offset, sizeof p);
+    return p;
+  }
+  std::uint32_t size_;
+  char bytes_[inline_capacity + 1];
+};
+static_assert(sizeof(atom_text) == 24);
+
+struct property_block;
+
+/// The mutable part of an atom's entry.
+struct atom_data {
+  explicit atom_data(std::uint32_t initial_state) noexcept : state(initial_state) {}
+  atom_data(const atom_data&) = delete;
+  atom_data& operator=(const atom_data&) = delete;
+  ~atom_data(); // frees the property block and the functors (lib/atom_table.cpp)
+
+  // Synchronization state of an entry that is otherwise const in the trie.
+  mutable std::atomic<std::uint32_t> state; // permanent, dead, reference count
+  mutable std::atomic<property_block*> properties{nullptr};
+};
+
+using atom_entry = std::pair<const atom_text, atom_data>;
+struct functor_entry;
+
+} // namespace detail
+
+/// A handle to an atom of an atom_table: the address of its entry, which
+/// never moves. Trivially copyable, one machine word; the free_low_bits low
+/// bits are always zero, so an interpreter can tag it. The null atom (default
+/// constructed, or from_bits(0)) names nothing.
+class atom {
+public:
+  static constexpr unsigned free_low_bits = 3;
+
+  constexpr atom() noexcept = default;
+  std::uintptr_t bits() const noexcept { return reinterpret_cast<std::uintptr_t>(entry_); }
+  /// Precondition: b is 0 or came from bits() of an atom that is still valid.
+  static atom from_bits(std::uintptr_t b) noexcept {
+    return atom(reinterpret_cast<const detail::atom_entry*>(b));
+  }
+  explicit operator bool() const noexcept { return entry_ != nullptr; }
+  friend bool operator==(atom, atom) noexcept = default;
+
+private:
+  friend class atom_table;
+  friend struct detail::functor_entry;
+  explicit atom(const detail::atom_entry* e) noexcept : entry_(e) {}
+  const detail::atom_entry* entry_ = nullptr;
+};
+static_assert(std::is_trivially_copyable_v<atom> && sizeof(atom) == sizeof(void*));
+static_assert(alignof(detail::atom_entry) >= (1u << atom::free_low_bits));
+
+namespace detail {
+struct functor_entry {
+  atom name;
+  std::uint32_t arity;
+};
+} // namespace detail
+
+/// A handle to a functor name/arity: the address of its entry, which lives as
+/// long as its name atom. Trivially copyable; 3 free low bits like atom.
+class functor {
+public:
+  static constexpr unsigned free_low_bits = 3;
+
+  constexpr functor() noexcept = default;
+  atom name() const noexcept { return entry_->name; }
+  std::uint32_t arity() const noexcept { return entry_->arity; }
+  std::uintptr_t bits() const noexcept { return reinterpret_cast<std::uintptr_t>(entry_); }
+  static functor from_bits(std::uintptr_t b) noexcept {
+    return functor(reinterpret_cast<const detail::functor_entry*>(b));
+  }
+  explicit operator bool() const noexcept { return entry_ != nullptr; }
+  friend bool operator==(functor, functor) noexcept = default;
+
+private:
+  friend class atom_table;
+  explicit functor(const detail::functor_entry* e) noexcept : entry_(e) {}
+  const detail::functor_entry* entry_ = nullptr;
+};
+static_assert(alignof(detail::functor_entry) >= (1u << functor::free_low_bits));
+
+/// Property kinds. Any non-zero kind but `functor` is the caller's to use;
+/// the named ones are conventions for interpreters, not special.
+using property_kind = std::uint32_t;
+namespace property {
+inline constexpr property_kind op = 1;        ///< an operator definition
+inline constexpr property_kind predicate = 2; ///< a predicate (e.g. of arity 0)
+inline constexpr property_kind functor = 3;   ///< reserved: the functor table (functor_of)
+inline constexpr property_kind first_user = 16;
+} // namespace property
+
+/// Thrown by intern_utf8 for text that is not well-formed UTF-8.
+class invalid_utf8 : public std::invalid_argument {
+public:
+  invalid_utf8(std::size_t offset)
+      : std::invalid_argument("atom_table: invalid UTF-8 at byte " + std::to_string(offset)),
+        offset_(offset) {}
+  /// The offset of the first byte that does not start a well-formed sequence.
+  std::size_t offset() const noexcept { return offset_; }
+
+private:
+  std::size_t offset_;
+};
+
+/// Any number of threads may call any member concurrently, except the
+/// destructor. Errors are exceptions: std::length_error (text longer than
+/// max_length), lfcore::invalid_utf8, std::invalid_argument (a null atom, a
+/// reserved property kind), std::logic_error (release without a reference),
+/// std::bad_alloc; the table is unchanged when one is thrown.
+class atom_table {
+public:
+  static constexpr std::size_t max_length = (std::size_t(1) << 30) - 1; ///< bytes
+
+  /// expected_atoms sizes the trie's root (0: a default of 2^16 buckets).
+  explicit atom_table(std::size_t expected_atoms = 0);
+  /// Frees every atom. No concurrent calls; every handle becomes invalid.
+  ~atom_table();
+  atom_table(const atom_table&) = delete;
+  atom_table& operator=(const atom_table&) = delete;
+
+  // --------------------------------------------------------------- interning
+  /// The atom with this text, created if absent; it is (made) permanent.
+  atom intern(std::string_view text) { return get(text, false); }
+  /// intern() after checking that text is well-formed UTF-8 (else throws
+  /// invalid_utf8 and interns nothing).
+  atom intern_utf8(std::string_view text) {
+    check_utf8(text);
+    return intern(text);
+  }
+  /// The atom with this text, created if absent, with one reference for the
+  /// caller (none if it is permanent): give it back with release().
+  atom intern_ref(std::string_view text) { return get(text, true); }
+  /// The atom with this text if present, never inserting; with one reference
+  /// for the caller as intern_ref().
+  std::optional<atom> find(std::string_view text) const;
+
+  /// The atom's text, valid while the atom is. O(1), wait-free.
+  static std::string_view name(atom a) noexcept { return a.entry_->first.view(); }
+  /// The same text, NUL-terminated (it may contain NULs itself).
+  static const char* c_str(atom a) noexcept { return a.entry_->first.c_str(); }
+
+  // ---------------------------------------------------------- references
+  /// Adds a reference. Precondition: the caller holds one, or the atom is permanent.
+  void retain(atom a);
+  /// Adds a reference unless the atom was collected meanwhile (then false):
+  /// for atoms seen by for_each, which the caller does not hold.
+  bool try_retain(atom a);
+  /// Gives back a reference (no-op on a permanent atom). Throws logic_error
+  /// if the atom has no reference left.
+  void release(atom a);
+  /// Pins the atom for the table's life. Precondition as for retain().
+  void make_permanent(atom a);
+  static bool is_permanent(atom a) noexcept;
+  /// Reclaims every atom that is neither permanent nor referenced, while
+  /// other threads go on; returns how many. Not atomic: an atom released
+  /// during the call may or may not be collected by it.
+  std::size_t collect();
+
+  // ----------------------------------------------------------- properties
+  /// Adds (kind, value) to the atom unless it has that kind; true if added.
+  /// Values are opaque words: the table never frees what they point to.
+  bool add_property(atom a, property_kind kind, std::uintptr_t value);
+  /// Sets the value of kind, adding it if absent.
+  void set_property(atom a, property_kind kind, std::uintptr_t value);
+  std::optional<std::uintptr_t> find_property(atom a, property_kind kind) const;
+  /// Removes kind from the atom; true if this call removed it.
+  bool remove_property(atom a, property_kind kind);
+
+  /// The functor name/arity, created if absent; it lives as long as the atom.
+  functor functor_of(atom name, std::uint32_t arity);
+  std::optional<functor> find_functor(atom name, std::uint32_t arity) const;
+
+  // ------------------------------------------------------------ iteration
+  /// Calls f(atom) for the atoms in the table, in hash order (the paper's
+  /// lfht_next_key): an atom present for the whole call is visited once, no
+  /// atom twice, a collected atom never after its collection. The atom is
+  /// readable during f; to keep a non-permanent one, try_retain() it. f may
+  /// return bool: false stops the iteration. An exception from f propagates
+  /// and leaves the table unchanged.
+  template <class F>
+  void for_each(F&& f) const {
+    visit_all(
+        [](void* ctx, atom a) -> bool {
+          F& fn = *static_cast<std::remove_reference_t<F>*>(ctx);
+          if constexpr (std::is_same_v<std::invoke_result_t<F&, atom>, bool>)
+            return fn(a);
+          else
+            return fn(a), true;
+        },
+        const_cast<void*>(static_cast<const void*>(std::addressof(f))));
+  }
+
+  /// Atoms in the table (not yet collected): exact when quiescent,
+  /// otherwise within the number of concurrent inserts and collections.
+  std::size_t size() const noexcept;
+
+private:
+  struct impl;
+  atom get(std::string_view text, bool counted);
+  void visit_all(bool (*f)(void*, atom), void* ctx) const;
+  static void check_utf8(std::string_view text) {
+    if (const std::size_t at = detail::utf8_error_offset(text); at != std::string_view::npos)
+      throw invalid_utf8(at);
+  }
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace lfcore
+
+template <>
+struct std::hash<lfcore::atom> {
+  std::size_t operator()(lfcore::atom a) const noexcept {
+    return std::hash<std::uintptr_t>()(a.bits());
+  }
+};
+template <>
+struct std::hash<lfcore::functor> {
+  std::size_t operator()(lfcore::functor f) const noexcept {
+    return std::hash<std::uintptr_t>()(f.bits());
+  }
+};

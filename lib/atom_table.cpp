@@ -1,0 +1,339 @@
+// lib/atom_table.cpp - atom_table over hash_trie_map (design: atom_table.hpp).
+#include "lfcore/atom_table.hpp"
+
+#include "lfcore/hash_trie_map.hpp"
+#include "lfcore/hazard_pointer.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <new>
+
+namespace lfcore {
+namespace detail {
+
+// An atom's properties: an immutable array, replaced whole.
+struct property_item {
+  property_kind kind;
+  std::uint32_t arity;  // functors only
+  std::uintptr_t value; // functors: their functor_entry*
+};
+struct property_block {
+  std::size_t count;
+  property_item* items() noexcept { return reinterpret_cast<property_item*>(this + 1); }
+  const property_item* items() const noexcept {
+    return reinterpret_cast<const property_item*>(this + 1);
+  }
+  const property_item* begin() const noexcept { return items(); }
+  const property_item* end() const noexcept { return items() + count; }
+
+  static property_block* make(std::size_t count) {
+    void* raw = ::operator new(sizeof(property_block) + count * sizeof(property_item));
+    return ::new (raw) property_block{count};
+  }
+  struct deleter { // stateless: the hazard-pointer domain calls it
+    void operator()(property_block* b) const noexcept { ::operator delete(static_cast<void*>(b)); }
+  };
+};
+static_assert(alignof(property_block) >= alignof(property_item));
+
+atom_data::~atom_data() {
+  // Nobody can reach the atom any more: no hazard pointer, no reference.
+  property_block* b = properties.load(std::memory_order_relaxed); // relaxed: sole owner
+  if (b == nullptr) return;
+  for (const property_item& p : *b)
+    if (p.kind == property::functor) delete reinterpret_cast<functor_entry*>(p.value);
+  property_block::deleter()(b);
+}
+
+} // namespace detail
+
+namespace {
+
+using detail::atom_entry;
+using detail::atom_text;
+using detail::property_block;
+using detail::property_item;
+
+// The state word of an atom.
+constexpr std::uint32_t permanent_bit = 1u << 31;
+constexpr std::uint32_t dead_bit = 1u << 30;
+constexpr std::uint32_t refs_mask = dead_bit - 1;
+
+struct text_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept {
+    return std::hash<std::string_view>()(s);
+  }
+  std::size_t operator()(const atom_text& t) const noexcept { return (*this)(t.view()); }
+};
+struct text_equal {
+  using is_transparent = void;
+  bool operator()(const atom_text& a, std::string_view b) const noexcept { return a.view() == b; }
+  bool operator()(std::string_view a, const atom_text& b) const noexcept { return a == b.view(); }
+  bool operator()(const atom_text& a, const atom_text& b) const noexcept {
+    return a.view() == b.view();
+  }
+};
+
+using trie = hash_trie_map<atom_text, detail::atom_data, text_hash, text_equal>;
+
+// Takes the atom for the caller: a reference (counted) or the permanent bit.
+// False if the atom is dead: it is being collected and must be treated as absent.
+bool claim(const detail::atom_data& d, bool counted) {
+  std::uint32_t s = d.state.load(std::memory_order_relaxed); // relaxed: the CAS validates it
+  for (;;) {
+    if (s & permanent_bit) return true; // permanent atoms never die: nothing to take
+    if (s & dead_bit) return false;
+    if (counted && (s & refs_mask) == refs_mask)
+      throw std::overflow_error("atom_table: too many references to one atom");
+    const std::uint32_t want = counted ? s + 1 : s | permanent_bit;
+    // [atom.claim] acq_rel: against [atom.kill], exactly one of the two CASes
+    // on a state of 0 succeeds; acquire orders what the last release did.
+    if (d.state.compare_exchange_weak(s, want, std::memory_order_acq_rel,
+                                      std::memory_order_relaxed))
+      return true;
+  }
+}
+
+const detail::atom_data& data(atom a) {
+  if (!a) throw std::invalid_argument("atom_table: null atom");
+  return reinterpret_cast<const atom_entry*>(a.bits())->second;
+}
+
+void check_kind(property_kind kind) {
+  if (kind == 0 || kind == property::functor)
+    throw std::invalid_argument("atom_table: property kind 0 is invalid and kind 3 (functor) "
+                                "is reserved for functor_of");
+}
+
+void retire(property_block* b) {
+  if (b != nullptr) hazard_pointer_default_domain().retire(b, property_block::deleter());
+}
+
+// Reads the atom's current block under a hazard pointer and calls
+// f(const property_block*) (null: no properties).
+template <class F>
+auto with_properties(const detail::atom_data& d, F f) {
+  hazard_pointer hp = make_hazard_pointer();
+  // [atom.props.read] protect's acquire pairs with [atom.props.publish].
+  const property_block* b = hp.protect(d.properties);
+  return f(b);
+}
+
+// Copy-on-write update: edit(old) returns a new block to publish, or null
+// for "no change". Lock-free: a CAS fails only when another update succeeded.
+// Returns whether a block was published.
+template <class Edit>
+bool update_properties(const detail::atom_data& d, Edit edit) {
+  hazard_pointer hp = make_hazard_pointer();
+  for (;;) {
+    property_block* old = hp.protect(d.properties);
+    property_block* fresh = edit(old);
+    if (fresh == nullptr) return false;
+    // [atom.props.publish] release: the new block's items are written first.
+    // No ABA: old is protected, so it cannot be freed and reused meanwhile.
+    if (d.properties.compare_exchange_strong(old, fresh, std::memory_order_acq_rel,
+                                             std::memory_order_relaxed)) {
+      hp.reset_protection();
+      retire(old);
+      return true;
+    }
+    property_block::deleter()(fresh);
+  }
+}
+
+const property_item* find_item(const property_block* b, property_kind kind, std::uint32_t arity) {
+  if (b == nullptr) return nullptr;
+  for (const property_item& p : *b)
+    if (p.kind == kind && p.arity == arity) return &p;
+  return nullptr;
+}
+
+// A copy of old (may be null) with `item` appended.
+property_block* with_item(const property_block* old, const property_item& item) {
+  const std::size_t n = old != nullptr ? old->count : 0;
+  property_block* b = property_block::make(n + 1);
+  if (n != 0) std::copy(old->begin(), old->end(), b->items());
+  b->items()[n] = item;
+  return b;
+}
+
+} // namespace
+
+struct atom_table::impl {
+  explicit impl(std::size_t expected)
+      : atoms(expected != 0 ? hash_trie_config::for_expected_size(expected) : hash_trie_config{}) {}
+  trie atoms;
+  std::mutex collecting; // one collect() at a time
+};
+
+atom_table::atom_table(std::size_t expected_atoms)
+    : impl_(std::make_unique<impl>(expected_atoms)) {}
+atom_table::~atom_table() = default;
+
+atom atom_table::get(std::string_view text, bool counted) {
+  if (text.size() > max_length)
+    throw std::length_error("atom_table: text longer than atom_table::max_length");
+  trie& atoms = impl_->atoms;
+  for (;;) {
+    // Fast path: a lookup, no allocation.
+    const atom_entry* found = nullptr;
+    bool dead = false;
+    atoms.visit(text, [&](const atom_entry& e) {
+      if (claim(e.second, counted))
+        found = &e;
+      else
+        dead = true;
+    });
+    if (found != nullptr) return atom(found);
+    if (dead) { // collected meanwhile: help unlink it (the collector may stall), then insert
+      if (auto it = atoms.find(text);
+          it != atoms.end() && (it->second.state.load(std::memory_order_relaxed) & dead_bit))
+        atoms.erase(it);
+      continue;
+    }
+    auto [it, inserted] =
+        atoms.try_emplace(atom_text(text), counted ? std::uint32_t(1) : permanent_bit);
+    if (inserted || claim(it->second, counted)) return atom(&*it);
+    atoms.erase(it); // lost to an insert, and that atom died since: help, retry
+  }
+}
+
+std::optional<atom> atom_table::find(std::string_view text) const {
+  const atom_entry* found = nullptr;
+  // A dead atom is absent: it died (at [atom.kill]) before this lookup read it.
+  impl_->atoms.visit(text, [&](const atom_entry& e) {
+    if (claim(e.second, true)) found = &e;
+  });
+  return found != nullptr ? std::optional<atom>(atom(found)) : std::nullopt;
+}
+
+void atom_table::retain(atom a) {
+  if (!claim(data(a), true)) throw std::logic_error("atom_table::retain: the atom was collected");
+}
+bool atom_table::try_retain(atom a) {
+  return claim(data(a), true);
+}
+
+void atom_table::release(atom a) {
+  const detail::atom_data& d = data(a);
+  std::uint32_t s = d.state.load(std::memory_order_relaxed); // relaxed: the CAS validates it
+  do {
+    if (s & permanent_bit) return;
+    if ((s & refs_mask) == 0)
+      throw std::logic_error("atom_table::release: the atom holds no reference");
+    // [atom.release] release: the caller's uses of the atom happen before its
+    // collection, which acquires in [atom.kill].
+  } while (!d.state.compare_exchange_weak(s, s - 1, std::memory_order_release,
+                                          std::memory_order_relaxed));
+}
+
+void atom_table::make_permanent(atom a) {
+  // relaxed: only atomicity matters; the caller holds the atom alive.
+  data(a).state.fetch_or(permanent_bit, std::memory_order_relaxed);
+}
+
+bool atom_table::is_permanent(atom a) noexcept {
+  // relaxed: a snapshot; once set the bit never clears.
+  return a && (reinterpret_cast<const atom_entry*>(a.bits())->second.state.load(
+                   std::memory_order_relaxed) &
+               permanent_bit) != 0;
+}
+
+std::size_t atom_table::collect() {
+  std::lock_guard<std::mutex> one_at_a_time(impl_->collecting);
+  trie& atoms = impl_->atoms;
+  std::size_t collected = 0;
+  for (auto it = atoms.begin(); it != atoms.end(); ++it) {
+    std::uint32_t unreferenced = 0;
+    // [atom.kill] the atom's death; acq_rel: pairs with [atom.claim] (only
+    // one wins on a state of 0) and acquires the last [atom.release].
+    if (it->second.state.compare_exchange_strong(unreferenced, dead_bit, std::memory_order_acq_rel,
+                                                 std::memory_order_relaxed)) {
+      atoms.erase(it); // the leaf, text and properties go to the hazard-pointer domain
+      ++collected;
+    }
+  }
+  return collected;
+}
+
+std::size_t atom_table::size() const noexcept {
+  return impl_->atoms.size();
+}
+
+void atom_table::visit_all(bool (*f)(void*, atom), void* ctx) const {
+  const trie& atoms = impl_->atoms;
+  for (auto it = atoms.begin(); it != atoms.end(); ++it) {
+    // The iterator's hazard pointer keeps the entry readable during f.
+    if (it->second.state.load(std::memory_order_relaxed) & dead_bit) continue; // relaxed: a hint
+    if (!f(ctx, atom(&*it))) return;
+  }
+}
+
+// ------------------------------------------------------------- properties
+
+bool atom_table::add_property(atom a, property_kind kind, std::uintptr_t value) {
+  check_kind(kind);
+  return update_properties(data(a), [&](const property_block* old) -> property_block* {
+    if (find_item(old, kind, 0) != nullptr) return nullptr;
+    return with_item(old, {kind, 0, value});
+  });
+}
+
+void atom_table::set_property(atom a, property_kind kind, std::uintptr_t value) {
+  check_kind(kind);
+  update_properties(data(a), [&](const property_block* old) -> property_block* {
+    const property_item* at = find_item(old, kind, 0);
+    if (at == nullptr) return with_item(old, {kind, 0, value});
+    property_block* b = property_block::make(old->count);
+    std::copy(old->begin(), old->end(), b->items());
+    b->items()[at - old->items()].value = value;
+    return b;
+  });
+}
+
+std::optional<std::uintptr_t> atom_table::find_property(atom a, property_kind kind) const {
+  check_kind(kind);
+  return with_properties(data(a), [&](const property_block* b) -> std::optional<std::uintptr_t> {
+    if (const property_item* p = find_item(b, kind, 0)) return p->value;
+    return std::nullopt;
+  });
+}
+
+bool atom_table::remove_property(atom a, property_kind kind) {
+  check_kind(kind);
+  return update_properties(data(a), [&](const property_block* old) -> property_block* {
+    if (find_item(old, kind, 0) == nullptr) return nullptr;
+    property_block* b = property_block::make(old->count - 1);
+    std::copy_if(old->begin(), old->end(), b->items(),
+                 [&](const property_item& p) { return p.kind != kind; });
+    return b;
+  });
+}
+
+functor atom_table::functor_of(atom name, std::uint32_t arity) {
+  const detail::atom_data& d = data(name);
+  const detail::functor_entry* result = nullptr;
+  detail::functor_entry* mine = nullptr; // allocated once, freed if another thread wins
+  update_properties(d, [&](const property_block* old) -> property_block* {
+    if (const property_item* p = find_item(old, property::functor, arity)) {
+      result = reinterpret_cast<const detail::functor_entry*>(p->value);
+      return nullptr;
+    }
+    if (mine == nullptr) mine = new detail::functor_entry{name, arity};
+    result = mine;
+    return with_item(old, {property::functor, arity, reinterpret_cast<std::uintptr_t>(mine)});
+  });
+  if (result != mine) delete mine;
+  return functor(result);
+}
+
+std::optional<functor> atom_table::find_functor(atom name, std::uint32_t arity) const {
+  return with_properties(data(name), [&](const property_block* b) -> std::optional<functor> {
+    if (const property_item* p = find_item(b, property::functor, arity))
+      return functor(reinterpret_cast<const detail::functor_entry*>(p->value));
+    return std::nullopt;
+  });
+}
+
+} // namespace lfcore

@@ -1,0 +1,330 @@
+#include <lfcore/atom_table.hpp>
+#include <lfcore/config.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+using lfcore::atom;
+using lfcore::atom_table;
+using lfcore::functor;
+using namespace std::string_literals;
+
+namespace {
+
+std::vector<std::string> names_of(const atom_table& t) {
+  std::vector<std::string> out;
+  t.for_each([&](atom a) { out.emplace_back(atom_table::name(a)); });
+  return out;
+}
+
+std::string text_of(int i) {
+  return "atom_" + std::to_string(i) + (i % 3 == 0 ? "_with_a_long_tail" : "");
+}
+
+} // namespace
+
+TEST(AtomTable, InternIsGetOrInsert) {
+  atom_table t;
+  const atom a = t.intern("hello");
+  const atom b = t.intern("world");
+  EXPECT_NE(a, b);
+  EXPECT_EQ(t.intern("hello"), a);
+  EXPECT_EQ(atom_table::name(a), "hello");
+  EXPECT_STREQ(atom_table::c_str(b), "world");
+  EXPECT_EQ(t.size(), 2u);
+  EXPECT_EQ(t.find("hello"), a);
+  EXPECT_EQ(t.find("absent"), std::nullopt);
+  EXPECT_EQ(t.size(), 2u); // find never inserts
+}
+
+TEST(AtomTable, TextsOfEveryShape) {
+  atom_table t;
+  // Empty, NUL bytes, and both sides of the inline capacity.
+  const std::vector<std::string> texts = {
+      "",
+      "\0"s,
+      "a\0b"s,
+      std::string(lfcore::detail::atom_text::inline_capacity, 'x'),
+      std::string(lfcore::detail::atom_text::inline_capacity + 1, 'x'),
+      std::string(100'000, 'y'),
+      "\xff\xfe not UTF-8 is fine here"};
+  std::vector<atom> atoms;
+  for (const auto& s : texts) atoms.push_back(t.intern(s));
+  EXPECT_EQ(t.size(), texts.size());
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    EXPECT_EQ(atom_table::name(atoms[i]), texts[i]) << i;
+    EXPECT_EQ(atom_table::c_str(atoms[i])[texts[i].size()], '\0') << i;
+    EXPECT_EQ(t.intern(texts[i]), atoms[i]) << i;
+  }
+}
+
+TEST(AtomTable, HandlesAreTaggableWords) {
+  atom_table t;
+  for (int i = 0; i < 1000; ++i) {
+    const atom a = t.intern(text_of(i));
+    EXPECT_EQ(a.bits() & ((1u << atom::free_low_bits) - 1), 0u);
+    EXPECT_EQ(atom::from_bits(a.bits()), a);
+  }
+  EXPECT_FALSE(atom());
+  EXPECT_FALSE(atom::from_bits(0));
+}
+
+TEST(AtomTable, RejectsTooLongText) {
+  atom_table t;
+  const char byte = 'x';
+  // Checked before the text is read, so a short buffer is enough.
+  const std::string_view huge(&byte, atom_table::max_length + 1);
+  EXPECT_THROW(t.intern(huge), std::length_error);
+  EXPECT_EQ(t.size(), 0u);
+}
+
+TEST(AtomTable, Utf8Validation) {
+  struct bad_case {
+    std::string text;
+    std::size_t offset;
+  };
+  const std::vector<bad_case> bad = {
+      {"\x80", 0},             // stray continuation byte
+      {"ab\xc0\x80", 2},       // overlong NUL
+      {"\xc1\xbf", 0},         // overlong
+      {"\xe0\x80\x80", 0},     // overlong 3-byte
+      {"\xed\xa0\x80", 0},     // UTF-16 surrogate
+      {"\xf0\x80\x80\x80", 0}, // overlong 4-byte
+      {"\xf4\x90\x80\x80", 0}, // above U+10FFFF
+      {"\xf5\x80\x80\x80", 0}, // never valid
+      {"ok\xe2\x82", 2},       // truncated
+      {"\xe2\x28\xa1", 0},     // bad continuation
+      {"caf\xc3\xa9\xff", 5},  // valid, then 0xFF
+  };
+  atom_table t;
+  for (const auto& c : bad) {
+    try {
+      t.intern_utf8(c.text);
+      ADD_FAILURE() << "accepted invalid UTF-8 at case with offset " << c.offset;
+    } catch (const lfcore::invalid_utf8& e) {
+      EXPECT_EQ(e.offset(), c.offset);
+    }
+  }
+  EXPECT_EQ(t.size(), 0u); // nothing interned
+  for (const char* good : {"", "ascii", "caf\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+                           "\xef\xbf\xbf", "\xf4\x8f\xbf\xbf", "\xed\x9f\xbf"})
+    EXPECT_EQ(atom_table::name(t.intern_utf8(good)), good);
+}
+
+TEST(AtomTable, Properties) {
+  atom_table t;
+  const atom a = t.intern("+");
+  constexpr lfcore::property_kind mine = lfcore::property::first_user;
+  EXPECT_EQ(t.find_property(a, lfcore::property::op), std::nullopt);
+  EXPECT_TRUE(t.add_property(a, lfcore::property::op, 500));
+  EXPECT_FALSE(t.add_property(a, lfcore::property::op, 700)); // kind present: unchanged
+  EXPECT_TRUE(t.add_property(a, mine, 42));
+  EXPECT_EQ(t.find_property(a, lfcore::property::op), 500u);
+  t.set_property(a, lfcore::property::op, 700);
+  EXPECT_EQ(t.find_property(a, lfcore::property::op), 700u);
+  EXPECT_EQ(t.find_property(a, mine), 42u);
+  EXPECT_TRUE(t.remove_property(a, lfcore::property::op));
+  EXPECT_FALSE(t.remove_property(a, lfcore::property::op));
+  EXPECT_EQ(t.find_property(a, lfcore::property::op), std::nullopt);
+  EXPECT_EQ(t.find_property(a, mine), 42u);
+  // Misuse.
+  EXPECT_THROW(t.add_property(a, 0, 1), std::invalid_argument);
+  EXPECT_THROW(t.add_property(a, lfcore::property::functor, 1), std::invalid_argument);
+  EXPECT_THROW(t.find_property(atom(), mine), std::invalid_argument);
+}
+
+TEST(AtomTable, Functors) {
+  atom_table t;
+  const atom foo = t.intern("foo");
+  const functor f2 = t.functor_of(foo, 2);
+  EXPECT_EQ(f2.name(), foo);
+  EXPECT_EQ(f2.arity(), 2u);
+  EXPECT_EQ(t.functor_of(foo, 2), f2);
+  EXPECT_NE(t.functor_of(foo, 3), f2);
+  EXPECT_NE(t.functor_of(t.intern("bar"), 2), f2);
+  EXPECT_EQ(t.find_functor(foo, 2), f2);
+  EXPECT_EQ(t.find_functor(foo, 7), std::nullopt);
+  // Functors and properties share the block without disturbing each other.
+  EXPECT_TRUE(t.add_property(foo, lfcore::property::predicate, 9));
+  EXPECT_TRUE(t.remove_property(foo, lfcore::property::predicate));
+  EXPECT_EQ(t.find_functor(foo, 2), f2);
+  EXPECT_EQ(f2.bits() & 7u, 0u);
+}
+
+TEST(AtomTable, ReferencesAndCollection) {
+  atom_table t;
+  const atom keep = t.intern("permanent");
+  const atom held = t.intern_ref("held");
+  const atom dropped = t.intern_ref("dropped");
+  EXPECT_TRUE(atom_table::is_permanent(keep));
+  EXPECT_FALSE(atom_table::is_permanent(held));
+  t.add_property(dropped, lfcore::property::op, 1); // freed with the atom
+  t.functor_of(dropped, 1);
+  t.release(dropped);
+  EXPECT_THROW(t.release(dropped), std::logic_error); // no reference left
+  EXPECT_EQ(t.collect(), 1u);
+  EXPECT_EQ(t.find("dropped"), std::nullopt);
+  EXPECT_EQ(t.size(), 2u);
+  EXPECT_EQ(atom_table::name(held), "held");
+  EXPECT_EQ(t.collect(), 0u);
+
+  // find() takes a reference too; release twice and the atom goes.
+  std::optional<atom> again = t.find("held");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, held);
+  t.release(*again);
+  t.release(held);
+  EXPECT_EQ(t.collect(), 1u);
+  EXPECT_EQ(t.size(), 1u);
+
+  // A collected text comes back as a new atom.
+  const atom reborn = t.intern_ref("dropped");
+  EXPECT_EQ(atom_table::name(reborn), "dropped");
+  EXPECT_EQ(t.find_property(reborn, lfcore::property::op), std::nullopt);
+  t.make_permanent(reborn);
+  t.release(reborn); // a no-op now
+  EXPECT_EQ(t.collect(), 0u);
+  // intern() of a counted atom pins it.
+  const atom counted = t.intern_ref("counted");
+  EXPECT_EQ(t.intern("counted"), counted);
+  t.release(counted);
+  EXPECT_EQ(t.collect(), 0u);
+  EXPECT_EQ(t.size(), 3u);
+  t.release(keep); // release on permanent atoms is always allowed
+  EXPECT_THROW(t.release(atom()), std::invalid_argument);
+}
+
+TEST(AtomTable, IterationVisitsEachAtomOnce) {
+  atom_table t;
+  std::set<std::string> expected;
+  for (int i = 0; i < 5000; ++i)
+    expected.insert(std::string(atom_table::name(t.intern(text_of(i)))));
+  const std::vector<std::string> seen = names_of(t);
+  EXPECT_EQ(seen.size(), expected.size());
+  EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()), expected);
+  int visited = 0;
+  t.for_each([&](atom) { return ++visited < 10; }); // false stops
+  EXPECT_EQ(visited, 10);
+  EXPECT_THROW(t.for_each([](atom) { throw std::runtime_error("user"); }), std::runtime_error);
+  EXPECT_EQ(t.size(), expected.size());
+}
+
+TEST(AtomTable, ConcurrentInternAgreesOnEveryAtom) {
+  atom_table t;
+  constexpr int threads = 4, texts = 20'000;
+  std::vector<std::vector<atom>> got(threads, std::vector<atom>(texts));
+  std::vector<std::thread> pool;
+  for (int w = 0; w < threads; ++w)
+    pool.emplace_back([&, w] {
+      for (int k = 0; k < texts; ++k) {
+        const int i = (w % 2 == 0) ? k : texts - 1 - k; // half of them go backwards
+        got[w][i] = t.intern(text_of(i));
+      }
+    });
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(t.size(), static_cast<std::size_t>(texts));
+  for (int i = 0; i < texts; ++i) {
+    ASSERT_EQ(atom_table::name(got[0][i]), text_of(i));
+    for (int w = 1; w < threads; ++w) ASSERT_EQ(got[w][i], got[0][i]) << i;
+  }
+}
+
+TEST(AtomTable, ConcurrentFunctorsAndPropertiesHaveOneWinner) {
+  atom_table t;
+  const atom name = t.intern("f");
+  constexpr int threads = 4, rounds = 200;
+  std::vector<std::vector<functor>> got(threads, std::vector<functor>(rounds));
+  std::atomic<int> added{0};
+  std::vector<std::thread> pool;
+  for (int w = 0; w < threads; ++w)
+    pool.emplace_back([&, w] {
+      for (int r = 0; r < rounds; ++r) {
+        got[w][r] = t.functor_of(name, static_cast<std::uint32_t>(r));
+        if (t.add_property(name, lfcore::property::first_user + static_cast<std::uint32_t>(r),
+                           static_cast<std::uintptr_t>(w)))
+          added.fetch_add(1);
+      }
+    });
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(added.load(), rounds);
+  for (int r = 0; r < rounds; ++r) {
+    EXPECT_EQ(got[0][r].arity(), static_cast<std::uint32_t>(r));
+    for (int w = 1; w < threads; ++w) ASSERT_EQ(got[w][r], got[0][r]);
+  }
+}
+
+// Interning, releasing and collecting at once: every atom a thread holds a
+// reference to keeps its text and properties; at the end every counted atom
+// is collected and only the permanent ones stay.
+TEST(AtomTable, CollectWhileOthersInternAndRelease) {
+  atom_table t;
+  constexpr int threads = 3, texts = 300;
+  const int rounds = lfcore::stress_build ? 2000 : 20000;
+  for (int i = 0; i < texts; i += 10) t.intern(text_of(i)); // a few permanent ones
+  std::atomic<bool> stop{false};
+  std::atomic<std::size_t> collected{0};
+  std::thread collector([&] {
+    while (!stop.load()) collected += t.collect();
+  });
+  std::vector<std::thread> pool;
+  for (int w = 0; w < threads; ++w)
+    pool.emplace_back([&, w] {
+      std::vector<std::pair<atom, int>> held; // (atom, index of its text)
+      for (int r = 0; r < rounds; ++r) {
+        const int i = (r * 7 + w * 13) % texts;
+        const atom a = t.intern_ref(text_of(i));
+        ASSERT_EQ(atom_table::name(a), text_of(i));
+        t.set_property(a, lfcore::property::first_user, static_cast<std::uintptr_t>(i));
+        held.emplace_back(a, i);
+        if (held.size() > 8) { // keep a few, check them, release the oldest
+          const auto [old, j] = held.front();
+          // Whoever set it, the value is its own text's index: the atom was
+          // neither freed nor reused while held.
+          ASSERT_EQ(atom_table::name(old), text_of(j));
+          ASSERT_EQ(t.find_property(old, lfcore::property::first_user),
+                    static_cast<std::uintptr_t>(j));
+          ASSERT_EQ(t.functor_of(old, 2).name(), old);
+          t.release(old);
+          held.erase(held.begin());
+        }
+      }
+      for (const auto& [a, j] : held) t.release(a);
+    });
+  for (auto& th : pool) th.join();
+  stop = true;
+  collector.join();
+  collected += t.collect();
+  EXPECT_GT(collected.load(), 0u);
+  EXPECT_EQ(t.size(), static_cast<std::size_t>(texts / 10));
+  for (const std::string& s : names_of(t)) {
+    std::optional<atom> a = t.find(s);
+    ASSERT_TRUE(a);
+    EXPECT_TRUE(atom_table::is_permanent(*a)) << s;
+  }
+}
+
+TEST(AtomTable, IterationUnderConcurrentInterning) {
+  atom_table t;
+  constexpr int base = 2000, extra = 20'000;
+  for (int i = 0; i < base; ++i) t.intern(text_of(i));
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (int i = base; i < base + extra && !stop.load(); ++i) t.intern(text_of(i));
+  });
+  for (int pass = 0; pass < 3; ++pass) {
+    std::map<std::string, int> seen;
+    t.for_each([&](atom a) { ++seen[std::string(atom_table::name(a))]; });
+    for (const auto& [s, n] : seen) ASSERT_EQ(n, 1) << s;                      // never twice
+    for (int i = 0; i < base; ++i) ASSERT_EQ(seen.count(text_of(i)), 1u) << i; // present throughout
+  }
+  stop = true;
+  writer.join();
+}

@@ -162,7 +162,8 @@ property_block* with_item(const property_block* old, const property_item& item) 
 
 struct atom_table::impl {
   explicit impl(std::size_t expected)
-      : atoms(expected != 0 ? hash_trie_config::for_expected_size(expected) : hash_trie_config{}) {}
+      : atoms(expected != 0 ? hash_trie_config::for_expected_size(expected, 23)
+                            : hash_trie_config{}) {}
   trie atoms;
   std::mutex collecting; // one collect() at a time
 };
@@ -176,26 +177,11 @@ atom atom_table::get(std::string_view text, bool counted) {
     throw std::length_error("atom_table: text longer than atom_table::max_length");
   trie& atoms = impl_->atoms;
   for (;;) {
-    // Fast path: a lookup, no allocation.
-    const atom_entry* found = nullptr;
-    bool dead = false;
-    atoms.visit(text, [&](const atom_entry& e) {
-      if (claim(e.second, counted))
-        found = &e;
-      else
-        dead = true;
-    });
-    if (found != nullptr) return atom(found);
-    if (dead) { // collected meanwhile: help unlink it (the collector may stall), then insert
-      if (auto it = atoms.find(text);
-          it != atoms.end() && (it->second.state.load(std::memory_order_relaxed) & dead_bit))
-        atoms.erase(it);
-      continue;
-    }
-    auto [it, inserted] =
-        atoms.try_emplace(atom_text(text), counted ? std::uint32_t(1) : permanent_bit);
+    // One search; the text is copied only if it is absent.
+    auto [it, inserted] = atoms.try_emplace(text, counted ? std::uint32_t(1) : permanent_bit);
     if (inserted || claim(it->second, counted)) return atom(&*it);
-    atoms.erase(it); // lost to an insert, and that atom died since: help, retry
+    // Dead: being collected. Help unlink it (its collector may stall), then retry.
+    atoms.erase(it);
   }
 }
 

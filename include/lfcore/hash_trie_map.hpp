@@ -100,15 +100,15 @@ struct hash_trie_config {
   unsigned level_bits = stress_build ? 1 : 4;      ///< deeper nodes have 2^level_bits
   unsigned chain_threshold = stress_build ? 1 : 4; ///< live leaves before a chain closes
 
-  /// A root with about one bucket per expected key (at most 2^22 buckets, 32
-  /// MiB): lookups then mostly read one bucket and one leaf. The root's size
-  /// is fixed for the map's life, so this is the map's `reserve`. Stress builds
-  /// keep their tiny shape.
-  static hash_trie_config for_expected_size(std::size_t n) noexcept {
+  /// A root with about one bucket per expected key (at most 2^max_root_bits
+  /// buckets; 2^22 is 32 MiB): lookups then mostly read one bucket and one
+  /// leaf. The root's size is fixed for the map's life, so this is the map's
+  /// `reserve`. Stress builds keep their tiny shape.
+  static hash_trie_config for_expected_size(std::size_t n, unsigned max_root_bits = 22) noexcept {
     hash_trie_config c;
     if (stress_build) return c;
     unsigned bits = 4;
-    while (bits < 22 && (std::size_t(1) << bits) < n) ++bits;
+    while (bits < max_root_bits && bits < 24 && (std::size_t(1) << bits) < n) ++bits;
     c.root_bits = bits;
     return c;
   }
@@ -214,6 +214,17 @@ public:
   std::pair<const_iterator, bool> try_emplace(Key&& key, Args&&... args) {
     return emplace_if_absent(key, [&](std::uint64_t h) {
       return new_leaf(h, std::piecewise_construct, std::forward_as_tuple(std::move(key)),
+                      std::forward_as_tuple(std::forward<Args>(args)...));
+    });
+  }
+  /// Heterogeneous try_emplace (as C++26's unordered_map): searches with k
+  /// and constructs the Key from k only when inserting, so a present key
+  /// costs no Key (e.g. no std::string built from a string_view).
+  template <class K, class... Args>
+  requires transparent &&(!std::is_convertible_v<K&&, const_iterator>)&&std::is_constructible_v<
+      Key, K&&> std::pair<const_iterator, bool> try_emplace(K&& k, Args&&... args) {
+    return emplace_if_absent(k, [&](std::uint64_t h) {
+      return new_leaf(h, std::piecewise_construct, std::forward_as_tuple(std::forward<K>(k)),
                       std::forward_as_tuple(std::forward<Args>(args)...));
     });
   }
@@ -607,15 +618,15 @@ private:
 
   // Appends `fresh` (whose key is absent) or returns the live element with its
   // key; fresh is allocated by make(h) only when needed and freed if unused.
-  template <class Make>
-  std::pair<const_iterator, bool> emplace_if_absent(const Key& key, Make make) {
+  template <class K, class Make>
+  std::pair<const_iterator, bool> emplace_if_absent(const K& key, Make make) {
     const std::uint64_t h = hash_of(key);
     writer g;
     leaf* fresh = nullptr;
-    const Key* probe = &key;                     // fresh's key once make() may have moved from key
     hazard_pointer keep = make_hazard_pointer(); // for the returned iterator
     for (;;) {
-      const spot s = locate(h, *probe, *g);
+      // Once make() ran, key may have been moved from: search with fresh's.
+      const spot s = fresh != nullptr ? locate(h, fresh->kv.first, *g) : locate(h, key, *g);
       if (s.found != nullptr) {
         if (fresh != nullptr) leaf_deleter()(fresh);
         keep.reset_protection(s.found); // safe: g.cur protects it
@@ -624,7 +635,6 @@ private:
       if (close_if_full(s)) continue;
       if (fresh == nullptr) {
         fresh = make(h);
-        probe = &fresh->kv.first;
         keep.reset_protection(fresh); // before it is published
       }
       if (link_at_end(s, fresh)) {

@@ -36,7 +36,7 @@ struct property_block {
 };
 static_assert(alignof(property_block) >= alignof(property_item));
 
-atom_data::~atom_data() {
+atom_entry::~atom_entry() {
   // Nobody can reach the atom any more: no hazard pointer, no reference.
   property_block* b = properties.load(std::memory_order_relaxed); // relaxed: sole owner
   if (b == nullptr) return;
@@ -50,7 +50,6 @@ atom_data::~atom_data() {
 namespace {
 
 using detail::atom_entry;
-using detail::atom_text;
 using detail::property_block;
 using detail::property_item;
 
@@ -59,27 +58,36 @@ constexpr std::uint32_t permanent_bit = 1u << 31;
 constexpr std::uint32_t dead_bit = 1u << 30;
 constexpr std::uint32_t refs_mask = dead_bit - 1;
 
-struct text_hash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const noexcept {
-    return std::hash<std::string_view>()(s);
+// The trie's leaves are the atom entries, text included (see
+// hash_trie_map's LeafPolicy).
+struct atom_leaf_policy {
+  using leaf = atom_entry;
+  using value_type = atom_entry;
+  using position_key = std::string;
+  static std::string_view key(const leaf& l) noexcept { return l.text(); }
+  static const value_type& value(const leaf& l) noexcept { return l; }
+  // As hash_trie_map::try_emplace(text, state) calls it.
+  template <class TextTuple, class StateTuple>
+  static leaf* make(std::uint64_t h, std::piecewise_construct_t, TextTuple&& text,
+                    StateTuple&& state) {
+    const std::string_view t = std::get<0>(text);
+    void* raw = ::operator new(sizeof(atom_entry) + t.size() + 1);
+    return ::new (raw) atom_entry(h, t, std::get<0>(state)); // noexcept
   }
-  std::size_t operator()(const atom_text& t) const noexcept { return (*this)(t.view()); }
-};
-struct text_equal {
-  using is_transparent = void;
-  bool operator()(const atom_text& a, std::string_view b) const noexcept { return a.view() == b; }
-  bool operator()(std::string_view a, const atom_text& b) const noexcept { return a == b.view(); }
-  bool operator()(const atom_text& a, const atom_text& b) const noexcept {
-    return a.view() == b.view();
-  }
+  struct deleter { // stateless: the hazard-pointer domain calls it
+    void operator()(leaf* l) const noexcept {
+      l->~atom_entry();
+      ::operator delete(static_cast<void*>(l));
+    }
+  };
 };
 
-using trie = hash_trie_map<atom_text, detail::atom_data, text_hash, text_equal>;
+using trie = hash_trie_map<std::string_view, void, std::hash<std::string_view>,
+                           std::equal_to<std::string_view>, std::allocator<char>, atom_leaf_policy>;
 
 // Takes the atom for the caller: a reference (counted) or the permanent bit.
 // False if the atom is dead: it is being collected and must be treated as absent.
-bool claim(const detail::atom_data& d, bool counted) {
+bool claim(const atom_entry& d, bool counted) {
   std::uint32_t s = d.state.load(std::memory_order_relaxed); // relaxed: the CAS validates it
   for (;;) {
     if (s & permanent_bit) return true; // permanent atoms never die: nothing to take
@@ -95,9 +103,9 @@ bool claim(const detail::atom_data& d, bool counted) {
   }
 }
 
-const detail::atom_data& data(atom a) {
+const atom_entry& data(atom a) {
   if (!a) throw std::invalid_argument("atom_table: null atom");
-  return reinterpret_cast<const atom_entry*>(a.bits())->second;
+  return *reinterpret_cast<const atom_entry*>(a.bits());
 }
 
 void check_kind(property_kind kind) {
@@ -113,7 +121,7 @@ void retire(property_block* b) {
 // Reads the atom's current block under a hazard pointer and calls
 // f(const property_block*) (null: no properties).
 template <class F>
-auto with_properties(const detail::atom_data& d, F f) {
+auto with_properties(const atom_entry& d, F f) {
   hazard_pointer hp = make_hazard_pointer();
   // [atom.props.read] protect's acquire pairs with [atom.props.publish].
   const property_block* b = hp.protect(d.properties);
@@ -124,7 +132,7 @@ auto with_properties(const detail::atom_data& d, F f) {
 // for "no change". Lock-free: a CAS fails only when another update succeeded.
 // Returns whether a block was published.
 template <class Edit>
-bool update_properties(const detail::atom_data& d, Edit edit) {
+bool update_properties(const atom_entry& d, Edit edit) {
   hazard_pointer hp = make_hazard_pointer();
   for (;;) {
     property_block* old = hp.protect(d.properties);
@@ -179,7 +187,7 @@ atom atom_table::get(std::string_view text, bool counted) {
   for (;;) {
     // One search; the text is copied only if it is absent.
     auto [it, inserted] = atoms.try_emplace(text, counted ? std::uint32_t(1) : permanent_bit);
-    if (inserted || claim(it->second, counted)) return atom(&*it);
+    if (inserted || claim(*it, counted)) return atom(&*it);
     // Dead: being collected. Help unlink it (its collector may stall), then retry.
     atoms.erase(it);
   }
@@ -189,7 +197,7 @@ std::optional<atom> atom_table::find(std::string_view text) const {
   const atom_entry* found = nullptr;
   // A dead atom is absent: it died (at [atom.kill]) before this lookup read it.
   impl_->atoms.visit(text, [&](const atom_entry& e) {
-    if (claim(e.second, true)) found = &e;
+    if (claim(e, true)) found = &e;
   });
   return found != nullptr ? std::optional<atom>(atom(found)) : std::nullopt;
 }
@@ -202,7 +210,7 @@ bool atom_table::try_retain(atom a) {
 }
 
 void atom_table::release(atom a) {
-  const detail::atom_data& d = data(a);
+  const atom_entry& d = data(a);
   std::uint32_t s = d.state.load(std::memory_order_relaxed); // relaxed: the CAS validates it
   do {
     if (s & permanent_bit) return;
@@ -221,9 +229,9 @@ void atom_table::make_permanent(atom a) {
 
 bool atom_table::is_permanent(atom a) noexcept {
   // relaxed: a snapshot; once set the bit never clears.
-  return a && (reinterpret_cast<const atom_entry*>(a.bits())->second.state.load(
-                   std::memory_order_relaxed) &
-               permanent_bit) != 0;
+  return a &&
+         (reinterpret_cast<const atom_entry*>(a.bits())->state.load(std::memory_order_relaxed) &
+          permanent_bit) != 0;
 }
 
 std::size_t atom_table::collect() {
@@ -234,8 +242,8 @@ std::size_t atom_table::collect() {
     std::uint32_t unreferenced = 0;
     // [atom.kill] the atom's death; acq_rel: pairs with [atom.claim] (only
     // one wins on a state of 0) and acquires the last [atom.release].
-    if (it->second.state.compare_exchange_strong(unreferenced, dead_bit, std::memory_order_acq_rel,
-                                                 std::memory_order_relaxed)) {
+    if (it->state.compare_exchange_strong(unreferenced, dead_bit, std::memory_order_acq_rel,
+                                          std::memory_order_relaxed)) {
       atoms.erase(it); // the leaf, text and properties go to the hazard-pointer domain
       ++collected;
     }
@@ -251,7 +259,7 @@ void atom_table::visit_all(bool (*f)(void*, atom), void* ctx) const {
   const trie& atoms = impl_->atoms;
   for (auto it = atoms.begin(); it != atoms.end(); ++it) {
     // The iterator's hazard pointer keeps the entry readable during f.
-    if (it->second.state.load(std::memory_order_relaxed) & dead_bit) continue; // relaxed: a hint
+    if (it->state.load(std::memory_order_relaxed) & dead_bit) continue; // relaxed: a hint
     if (!f(ctx, atom(&*it))) return;
   }
 }
@@ -298,7 +306,7 @@ bool atom_table::remove_property(atom a, property_kind kind) {
 }
 
 functor atom_table::functor_of(atom name, std::uint32_t arity) {
-  const detail::atom_data& d = data(name);
+  const atom_entry& d = data(name);
   const detail::functor_entry* result = nullptr;
   detail::functor_entry* mine = nullptr; // allocated once, freed if another thread wins
   update_properties(d, [&](const property_block* old) -> property_block* {

@@ -149,35 +149,43 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
       md << "\n";
     }
 
-    // Plot data: one column per contender.
-    const fs::path dat = fs::path(opt.out) / (s.name + ".dat");
-    std::ofstream d(dat);
-    d << "threads"; // a plain header line: gnuplot's columnhead reads it
-    for (const auto& c : s.contenders) d << "\t\"" << c.name << "\"";
-    d << "\n";
-    for (int t : s.threads) {
-      d << t;
-      for (const auto& c : s.contenders) d << "\t" << med[c.name][t];
+    // One plot per quantity: a .dat with a column per contender, its .gp, the PNG.
+    auto plot = [&](const std::string& file, const std::string& title, const std::string& ylabel,
+                    auto value) {
+      std::ofstream d(fs::path(opt.out) / (file + ".dat"));
+      d << "threads"; // a plain header line: gnuplot's columnhead reads it
+      for (const auto& c : s.contenders) d << "\t\"" << c.name << "\"";
       d << "\n";
-    }
-    d.close();
-    if (have_gnuplot && s.threads.size() > 1) { // one point makes no plot
-      const fs::path gp = fs::path(opt.out) / (s.name + ".gp");
-      std::ofstream g(gp);
+      for (int t : s.threads) {
+        d << t;
+        for (const auto& c : s.contenders) d << "\t" << value(c.name, t);
+        d << "\n";
+      }
+      d.close();
+      if (!have_gnuplot || s.threads.size() < 2) return; // one point makes no plot
+      std::ofstream g(fs::path(opt.out) / (file + ".gp"));
       g << "set terminal pngcairo size 900,540 noenhanced\n"
-        << "set output '" << s.name << ".png'\n" // paths relative to the report directory
-        << "set title " << gp_quoted(s.title + " - median " + s.unit_name) << "\n"
-        << "set xlabel 'threads'\nset ylabel '" << s.unit_name
-        << "'\nset logscale x 2\nset key top right\n"
+        << "set output '" << file << ".png'\n" // paths relative to the report directory
+        << "set title " << gp_quoted(title) << "\n"
+        << "set xlabel 'threads'\nset ylabel " << gp_quoted(ylabel)
+        << "\nset logscale x 2\nset key top right\n"
         << "set grid\nset yrange [0:*]\n"
-        << "plot for [i=2:" << s.contenders.size() + 1 << "] '" << s.name << ".dat"
+        << "plot for [i=2:" << s.contenders.size() + 1 << "] '" << file << ".dat"
         << "' using 1:i with linespoints lw 2 title columnhead(i)\n";
       g.close();
-      if (std::system(("cd '" + opt.out + "' && gnuplot '" + s.name + ".gp'").c_str()) == 0)
-        md << "\n![" << s.name << "](" << s.name << ".png)\n";
+      if (std::system(("cd '" + opt.out + "' && gnuplot '" + file + ".gp'").c_str()) == 0)
+        md << "\n![" << file << "](" << file << ".png)\n";
       else
         md << "\n(gnuplot failed: no plot)\n";
-    }
+    };
+    plot(s.name, s.title + " - median " + s.unit_name, s.unit_name,
+         [&](const std::string& c, int t) { return med[c][t]; });
+    if (!s.baseline.empty())
+      plot(s.name + "_speedup", s.title + " - speedup over " + s.baseline,
+           "throughput / " + s.baseline + "'s", [&](const std::string& c, int t) {
+             const double b = med[s.baseline][t];
+             return b > 0 ? med[c][t] / b : 0.0;
+           });
     md << "\n";
   }
   for (const memory_table& m : memory) {

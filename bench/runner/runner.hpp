@@ -35,6 +35,7 @@ struct sweep {
   std::vector<int> threads = {};
   double unit = 1e6; // the report divides operations per second by this
   std::string unit_name = "Mops/s";
+  std::string baseline = {}; // a contender's name: the report also plots speedups over it
 };
 
 struct measurement {

@@ -7,11 +7,11 @@
 // collection, for C++ here and C in lfcore_atoms.h.
 //
 // Structure
-// * The atoms are the elements of a hash_trie_map<text, atom data>: the
-//   trie's leaf is the atom's entry. The text is stored inline up to 19
-//   bytes, on the heap beyond. Leaves never move (hash_trie_map closes full
-//   chains instead of moving leaves), so a handle is the entry's address:
-//   name() is one dereference, never a hash lookup.
+// * The atoms are the elements of a hash_trie_map whose leaf is the atom's
+//   entry (as in the paper's Fig. 4): hash, chain link, state, size,
+//   properties and the text, in one allocation. Leaves never move
+//   (hash_trie_map closes full chains instead of moving leaves), so a handle
+//   is the entry's address: name() is one dereference, never a hash lookup.
 // * Properties (the paper's PropsOfAE: operators, predicates, any kind the
 //   interpreter defines) are an immutable block of (kind, value) items per
 //   atom, replaced whole by a CAS (copy on write); old blocks go to the
@@ -48,9 +48,8 @@
 // Ordering: intern/intern_ref/find are linearizable (hash_trie_map's insert
 // or lookup, and the CAS on the state word); what a thread wrote before
 // interning an atom is visible to every thread that obtains it.
-// Memory: per atom, one trie leaf of 56 bytes (64 with glibc's chunk header),
-// plus the text beyond 19 bytes (NUL included) in its own allocation, plus
-// its share of the trie's buckets (bench/results/README.md measures it).
+// Memory: per atom, one allocation of 33 bytes plus the text, plus its share
+// of the trie's buckets (bench/results/README.md measures it).
 //
 // Not provided: atom texts are bytes (any bytes, NUL included, up to
 // max_length); intern_utf8() validates UTF-8 but nothing normalizes Unicode.
@@ -77,71 +76,32 @@ class atom_table;
 
 namespace detail {
 
-/// An atom's text: up to inline_capacity bytes in place, longer texts on the
-/// heap, NUL-terminated either way (the text itself may contain NULs).
-class atom_text {
-public:
-  static constexpr std::size_t inline_capacity = 19;
-
-  explicit atom_text(std::string_view s) : size_(static_cast<std::uint32_t>(s.size())) {
-    char* dst = bytes_;
-    if (s.size() > inline_capacity) {
-      dst = new char[s.size() + 1];
-      std::memcpy(bytes_ + pointer_offset, &dst, sizeof dst);
-    }
-    if (!s.empty()) std::memcpy(dst, s.data(), s.size());
-    dst[s.size()] = '\0';
-  }
-  atom_text(const atom_text& other) : atom_text(other.view()) {}
-  atom_text(atom_text&& other) noexcept : size_(other.size_) {
-    std::memcpy(bytes_, other.bytes_, sizeof bytes_); // the heap pointer moves with the bytes
-    other.size_ = 0;
-    other.bytes_[0] = '\0';
-  }
-  atom_text& operator=(atom_text other) noexcept {
-    std::swap(size_, other.size_);
-    std::swap(bytes_, other.bytes_);
-    return *this;
-  }
-  ~atom_text() {
-    if (size_ > inline_capacity) delete[] large();
-  }
-
-  const char* c_str() const noexcept { return size_ > inline_capacity ? large() : bytes_; }
-  std::string_view view() const noexcept { return {c_str(), size_}; }
-  friend bool operator<(const atom_text& a, const atom_text& b) noexcept {
-    return a.view() < b.view();
-  }
-
-private:
-  // bytes_ starts at offset 4; the heap pointer is kept at offset 8 of the
-  // object, so it is 8-aligned, and copied in and out with memcpy.
-  static constexpr std::size_t pointer_offset = 4;
-  char* large() const noexcept {
-    char* p;
-    std::memcpy(&p, bytes_ + pointer_offset, sizeof p);
-    return p;
-  }
-  std::uint32_t size_;
-  char bytes_[inline_capacity + 1];
-};
-static_assert(sizeof(atom_text) == 24);
-
 struct property_block;
 
-/// The mutable part of an atom's entry.
-struct atom_data {
-  explicit atom_data(std::uint32_t initial_state) noexcept : state(initial_state) {}
-  atom_data(const atom_data&) = delete;
-  atom_data& operator=(const atom_data&) = delete;
-  ~atom_data(); // frees the property block and the functors (lib/atom_table.cpp)
+/// An atom: a leaf of the hash trie (hash and next are the trie's), with its
+/// text right after it in the same allocation, NUL-terminated (the text
+/// itself may contain NULs). 32 bytes plus the text.
+struct atom_entry {
+  atom_entry(std::uint64_t mixed_hash, std::string_view text, std::uint32_t initial_state) noexcept
+      : hash(mixed_hash), state(initial_state), size(static_cast<std::uint32_t>(text.size())) {
+    char* dst = reinterpret_cast<char*>(this + 1);
+    if (!text.empty()) std::memcpy(dst, text.data(), text.size());
+    dst[text.size()] = '\0';
+  }
+  atom_entry(const atom_entry&) = delete;
+  atom_entry& operator=(const atom_entry&) = delete;
+  ~atom_entry(); // frees the property block and the functors (lib/atom_table.cpp)
 
-  // Synchronization state of an entry that is otherwise const in the trie.
+  const char* c_str() const noexcept { return reinterpret_cast<const char*>(this + 1); }
+  std::string_view text() const noexcept { return {c_str(), size}; }
+
+  const std::uint64_t hash;                 // the trie's (mixed) hash of the text
+  std::atomic<std::uintptr_t> next{0};      // the trie's chain link
   mutable std::atomic<std::uint32_t> state; // permanent, dead, reference count
+  const std::uint32_t size;
   mutable std::atomic<property_block*> properties{nullptr};
 };
-
-using atom_entry = std::pair<const atom_text, atom_data>;
+static_assert(sizeof(atom_entry) == 32);
 struct functor_entry;
 
 } // namespace detail
@@ -261,9 +221,9 @@ public:
   std::optional<atom> find(std::string_view text) const;
 
   /// The atom's text, valid while the atom is. O(1), wait-free.
-  static std::string_view name(atom a) noexcept { return a.entry_->first.view(); }
+  static std::string_view name(atom a) noexcept { return a.entry_->text(); }
   /// The same text, NUL-terminated (it may contain NULs itself).
-  static const char* c_str(atom a) noexcept { return a.entry_->first.c_str(); }
+  static const char* c_str(atom a) noexcept { return a.entry_->c_str(); }
 
   // ---------------------------------------------------------- references
   /// Adds a reference. Precondition: the caller holds one, or the atom is permanent.

@@ -57,7 +57,7 @@
 // that appends, replaces or marks); find/contains/visit at the read of the
 // leaf's next word. A value found happens-after its insertion.
 // Iteration: weakly consistent, in (hash, key) order (keys with equal hashes
-// by std::less<Key>); every key present for the whole iteration is visited
+// by std::less<>); every key present for the whole iteration is visited
 // once, no key twice, and a key whose erase completed before the step that
 // would reach it is not visited. Each step is a search from the root (as the
 // paper's lfht_next_key), so iterating costs O(size * depth).
@@ -129,10 +129,61 @@ template <class T, class = void>
 inline constexpr bool is_transparent_v = false;
 template <class T>
 inline constexpr bool is_transparent_v<T, std::void_t<typename T::is_transparent>> = true;
+
+/// How a hash_trie_map stores an element: its leaf type and how to make,
+/// destroy and read one. The default below keeps a std::pair<const Key, T>
+/// from the Allocator; atom_table's keeps an atom entry with its text in the
+/// same allocation. A policy provides:
+///   leaf            with `const std::uint64_t hash` (mixed) and
+///                   `std::atomic<std::uintptr_t> next{0}`, aligned to 8
+///   value_type      what lookups and iterators expose; value(leaf) returns it
+///   position_key    an owning copy of a key, for iteration; key(leaf) converts
+///                   to it and compares with it through std::less<>
+///   key(leaf)       the key, as Hash and KeyEqual take it
+///   make(h, args)   allocates and constructs a leaf (nothing leaks on throw)
+///   deleter         a stateless functor destroying and freeing a leaf (the
+///                   hazard-pointer domain may call it after the map is gone)
+template <class Key, class T, class Allocator>
+struct pair_leaf_policy {
+  using value_type = std::pair<const Key, T>;
+  using position_key = Key;
+  struct leaf {
+    template <class... Args>
+    explicit leaf(std::uint64_t h, Args&&... args) : hash(h), kv(std::forward<Args>(args)...) {}
+    const std::uint64_t hash; // mixed
+    std::atomic<std::uintptr_t> next{0};
+    value_type kv;
+  };
+  using allocator = typename std::allocator_traits<Allocator>::template rebind_alloc<leaf>;
+  using traits = std::allocator_traits<allocator>;
+
+  static const Key& key(const leaf& l) noexcept { return l.kv.first; }
+  static const value_type& value(const leaf& l) noexcept { return l.kv; }
+  template <class... Args>
+  static leaf* make(std::uint64_t h, Args&&... args) {
+    allocator a;
+    leaf* l = traits::allocate(a, 1);
+    try {
+      traits::construct(a, l, h, std::forward<Args>(args)...);
+    } catch (...) {
+      traits::deallocate(a, l, 1);
+      throw;
+    }
+    return l;
+  }
+  struct deleter { // stateless: retiring allocates nothing
+    void operator()(leaf* l) const noexcept {
+      allocator a;
+      traits::destroy(a, l);
+      traits::deallocate(a, l, 1);
+    }
+  };
+};
 } // namespace detail
 
 template <class Key, class T, class Hash = std::hash<Key>, class KeyEqual = std::equal_to<Key>,
-          class Allocator = std::allocator<std::pair<const Key, T>>>
+          class Allocator = std::allocator<std::pair<const Key, T>>,
+          class LeafPolicy = detail::pair_leaf_policy<Key, T, Allocator>>
 class hash_trie_map {
   static_assert(std::allocator_traits<Allocator>::is_always_equal::value,
                 "hash_trie_map: the allocator must be stateless (see the header)");
@@ -144,7 +195,7 @@ class hash_trie_map {
 public:
   using key_type = Key;
   using mapped_type = T;
-  using value_type = std::pair<const Key, T>;
+  using value_type = typename LeafPolicy::value_type;
   using size_type = std::size_t;
   using hasher = Hash;
   using key_equal = KeyEqual;
@@ -195,10 +246,11 @@ public:
   /// Inserts v unless its key is present. Returns an iterator to the element
   /// with that key and whether v was inserted.
   std::pair<const_iterator, bool> insert(const value_type& v) {
-    return emplace_if_absent(v.first, [&](std::uint64_t h) { return new_leaf(h, v); });
+    return emplace_if_absent(v.first, [&](std::uint64_t h) { return LeafPolicy::make(h, v); });
   }
   std::pair<const_iterator, bool> insert(value_type&& v) {
-    return emplace_if_absent(v.first, [&](std::uint64_t h) { return new_leaf(h, std::move(v)); });
+    return emplace_if_absent(v.first,
+                             [&](std::uint64_t h) { return LeafPolicy::make(h, std::move(v)); });
   }
   /// Constructs the value from args only if the key is absent. Under a race
   /// with another insert of the same key, the value may be constructed and
@@ -206,15 +258,15 @@ public:
   template <class... Args>
   std::pair<const_iterator, bool> try_emplace(const Key& key, Args&&... args) {
     return emplace_if_absent(key, [&](std::uint64_t h) {
-      return new_leaf(h, std::piecewise_construct, std::forward_as_tuple(key),
-                      std::forward_as_tuple(std::forward<Args>(args)...));
+      return LeafPolicy::make(h, std::piecewise_construct, std::forward_as_tuple(key),
+                              std::forward_as_tuple(std::forward<Args>(args)...));
     });
   }
   template <class... Args>
   std::pair<const_iterator, bool> try_emplace(Key&& key, Args&&... args) {
     return emplace_if_absent(key, [&](std::uint64_t h) {
-      return new_leaf(h, std::piecewise_construct, std::forward_as_tuple(std::move(key)),
-                      std::forward_as_tuple(std::forward<Args>(args)...));
+      return LeafPolicy::make(h, std::piecewise_construct, std::forward_as_tuple(std::move(key)),
+                              std::forward_as_tuple(std::forward<Args>(args)...));
     });
   }
   /// Heterogeneous try_emplace (as C++26's unordered_map): searches with k
@@ -224,20 +276,21 @@ public:
   requires transparent &&(!std::is_convertible_v<K&&, const_iterator>)&&std::is_constructible_v<
       Key, K&&> std::pair<const_iterator, bool> try_emplace(K&& k, Args&&... args) {
     return emplace_if_absent(k, [&](std::uint64_t h) {
-      return new_leaf(h, std::piecewise_construct, std::forward_as_tuple(std::forward<K>(k)),
-                      std::forward_as_tuple(std::forward<Args>(args)...));
+      return LeafPolicy::make(h, std::piecewise_construct,
+                              std::forward_as_tuple(std::forward<K>(k)),
+                              std::forward_as_tuple(std::forward<Args>(args)...));
     });
   }
   /// Inserts, or atomically replaces the value of the present key (the old
   /// element is destroyed at reclamation). Returns (iterator, inserted).
   template <class M>
   std::pair<const_iterator, bool> insert_or_assign(const Key& key, M&& obj) {
-    return assign(new_leaf(hash_of(key), key, std::forward<M>(obj)));
+    return assign(LeafPolicy::make(hash_of(key), key, std::forward<M>(obj)));
   }
   template <class M>
   std::pair<const_iterator, bool> insert_or_assign(Key&& key, M&& obj) {
     const std::uint64_t h = hash_of(key);
-    return assign(new_leaf(h, std::move(key), std::forward<M>(obj)));
+    return assign(LeafPolicy::make(h, std::move(key), std::forward<M>(obj)));
   }
   /// Removes the key; returns 1 if this call removed it, else 0.
   size_type erase(const Key& key) { return erase_any(key); }
@@ -256,7 +309,7 @@ public:
                                             std::memory_order_relaxed));
     count(-1);
     writer g;
-    locate(l->hash, l->kv.first, *g); // unlinks it
+    locate(l->hash, LeafPolicy::key(*l), *g); // unlinks it
     return 1;
   }
   /// Erases every element present when the call reaches it (not atomic).
@@ -280,7 +333,7 @@ public:
   /// The first element after key in iteration order; key need not be present
   /// (the paper's lfht_next_key).
   const_iterator successor(const Key& key) const {
-    const position after{hash_of(key), key};
+    const position after{hash_of(key), position_key(key)};
     return next_after(&after);
   }
   const_iterator end() const noexcept { return const_iterator(); }
@@ -294,22 +347,9 @@ private:
   static constexpr word hash_tag = 1; // the word points to a hash node
   static constexpr word deleted = 2;  // on a leaf's next word: the leaf is erased
 
-  struct leaf {
-    template <class... Args>
-    explicit leaf(std::uint64_t h, Args&&... args) : hash(h), kv(std::forward<Args>(args)...) {}
-    const std::uint64_t hash; // mixed
-    std::atomic<word> next{0};
-    value_type kv;
-  };
-  using leaf_allocator = typename std::allocator_traits<Allocator>::template rebind_alloc<leaf>;
-  using leaf_traits = std::allocator_traits<leaf_allocator>;
-  struct leaf_deleter { // stateless: retiring allocates nothing
-    void operator()(leaf* l) const noexcept {
-      leaf_allocator a;
-      leaf_traits::destroy(a, l);
-      leaf_traits::deallocate(a, l, 1);
-    }
-  };
+  using leaf = typename LeafPolicy::leaf;
+  using leaf_deleter = typename LeafPolicy::deleter;
+  static_assert(alignof(leaf) >= 8, "hash_trie_map: the low 3 bits of a leaf's address are tags");
 
   // A hash node and its buckets in one allocation.
   struct hash_node {
@@ -352,18 +392,6 @@ private:
     node->~hash_node(); // the atomics are trivially destructible
     ::operator delete(static_cast<void*>(node));
   }
-  template <class... Args>
-  static leaf* new_leaf(std::uint64_t h, Args&&... args) {
-    leaf_allocator a;
-    leaf* l = leaf_traits::allocate(a, 1);
-    try {
-      leaf_traits::construct(a, l, h, std::forward<Args>(args)...);
-    } catch (...) {
-      leaf_traits::deallocate(a, l, 1);
-      throw;
-    }
-    return l;
-  }
   static void retire(leaf* l) { hazard_pointer_default_domain().retire(l, leaf_deleter()); }
 
   // Single-threaded teardown: leaves of every chain, then the node.
@@ -391,7 +419,7 @@ private:
     reader g;
     const leaf* l = lookup(hash_of(key), key, *g);
     if (l == nullptr) return false;
-    std::forward<F>(f)(l->kv);
+    std::forward<F>(f)(LeafPolicy::value(*l));
     return true;
   }
   template <class K>
@@ -538,7 +566,7 @@ private:
         // [trie.read] acquire: pairs with [trie.link]/[trie.mark]; the mark
         // decides liveness, the link publishes the successor.
         const word nw = cur->next.load(std::memory_order_acquire);
-        if (!is_deleted(nw) && cur->hash == h && equal_(cur->kv.first, key)) return cur;
+        if (!is_deleted(nw) && cur->hash == h && equal_(LeafPolicy::key(*cur), key)) return cur;
         if (!(valid = step(g, cur, nw, anchor, anchor_value))) break;
         w = unmarked(nw);
       }
@@ -595,7 +623,8 @@ private:
           }
           continue;
         }
-        if (cur->hash == h && equal_(cur->kv.first, key)) return {node, link, cur, nw, live};
+        if (cur->hash == h && equal_(LeafPolicy::key(*cur), key))
+          return {node, link, cur, nw, live};
         ++live;
         const word t = nw;
         if (!is_hash(t) && !g.next.try_protect_if(leaf_of(t), [&] {
@@ -626,7 +655,7 @@ private:
     hazard_pointer keep = make_hazard_pointer(); // for the returned iterator
     for (;;) {
       // Once make() ran, key may have been moved from: search with fresh's.
-      const spot s = fresh != nullptr ? locate(h, fresh->kv.first, *g) : locate(h, key, *g);
+      const spot s = fresh != nullptr ? locate(h, LeafPolicy::key(*fresh), *g) : locate(h, key, *g);
       if (s.found != nullptr) {
         if (fresh != nullptr) leaf_deleter()(fresh);
         keep.reset_protection(s.found); // safe: g.cur protects it
@@ -649,7 +678,7 @@ private:
     writer g;
     hazard_pointer keep = make_hazard_pointer();
     keep.reset_protection(fresh); // before it is published
-    const Key& key = fresh->kv.first;
+    const auto& key = LeafPolicy::key(*fresh);
     for (;;) {
       const spot s = locate(fresh->hash, key, *g);
       if (s.found == nullptr) {
@@ -697,14 +726,16 @@ private:
   }
 
   // ------------------------------------------------------------- iteration
-  static bool less(std::uint64_t h1, const Key& k1, std::uint64_t h2, const Key& k2) {
-    return h1 != h2 ? h1 < h2 : std::less<Key>()(k1, k2);
+  template <class K1, class K2>
+  static bool less(std::uint64_t h1, const K1& k1, std::uint64_t h2, const K2& k2) {
+    return h1 != h2 ? h1 < h2 : std::less<>()(k1, k2);
   }
 
   // An iteration position: a mixed hash and a copy of the key.
+  using position_key = typename LeafPolicy::position_key;
   struct position {
     std::uint64_t hash;
-    Key key;
+    position_key key;
   };
   // The smallest position strictly after `after` in node's subtree, or the
   // smallest of all if `after` is null. A non-null `after` means node is on
@@ -730,9 +761,10 @@ private:
           const leaf* cur = leaf_of(w);
           const word nw = cur->next.load(std::memory_order_acquire); // [trie.read]
           if (!is_deleted(nw) &&
-              (after == nullptr || less(after->hash, after->key, cur->hash, cur->kv.first)) &&
-              (!best || less(cur->hash, cur->kv.first, best->hash, best->key)))
-            best.emplace(position{cur->hash, cur->kv.first});
+              (after == nullptr ||
+               less(after->hash, after->key, cur->hash, LeafPolicy::key(*cur))) &&
+              (!best || less(cur->hash, LeafPolicy::key(*cur), best->hash, best->key)))
+            best.emplace(position{cur->hash, position_key(LeafPolicy::key(*cur))});
           if (!(valid = step(g, cur, nw, anchor, anchor_value))) break;
           w = unmarked(nw);
         }
@@ -795,10 +827,10 @@ public:
     }
     const_iterator& operator=(const_iterator&&) noexcept = default;
 
-    reference operator*() const noexcept { return leaf_->kv; }
-    pointer operator->() const noexcept { return &leaf_->kv; }
+    reference operator*() const noexcept { return LeafPolicy::value(*leaf_); }
+    pointer operator->() const noexcept { return &LeafPolicy::value(*leaf_); }
     const_iterator& operator++() {
-      position here{leaf_->hash, leaf_->kv.first};
+      position here{leaf_->hash, position_key(LeafPolicy::key(*leaf_))};
       *this = map_->next_after(&here);
       return *this;
     }

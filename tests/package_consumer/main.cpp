@@ -1,4 +1,4 @@
-// README.md's hazard-pointer and queue snippets as a program, built against
+// README.md's hazard-pointer, queue, map and atom-table snippets as a program, built against
 // the installed package with find_package(lfcore).
 #include <lfcore/lfcore.hpp>
 
@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <string_view>
 
 struct widget : lfcore::hazard_pointer_obj_base<widget> {
   int id = 7;
@@ -50,6 +51,21 @@ int main() {
   for (const auto& [key, value] : m) mv += value; // empty by now
   const bool map_ok = mv == 4 && m.empty();
 
+  lfcore::atom_table atoms;
+  lfcore::atom foo = atoms.intern("foo");                // get-or-insert; permanent
+  const bool same = atoms.intern("foo") == foo;          // same text, same handle
+  std::string_view text = lfcore::atom_table::name(foo); // O(1): the handle is the entry
+  lfcore::functor f = atoms.functor_of(foo, 2);          // foo/2, lock-free get-or-insert
+  atoms.add_property(foo, lfcore::property::op, 700);    // opaque word per (atom, kind)
+  lfcore::atom tmp = atoms.intern_ref("scratch");        // counted: collectable once released
+  atoms.release(tmp);
+  const std::size_t collected = atoms.collect(); // frees unreferenced atoms
+  std::size_t n = 0;
+  atoms.for_each([&](lfcore::atom) { ++n; }); // every atom, hash order
+  const bool atoms_ok = same && text == "foo" && f.arity() == 2 && f.name() == foo &&
+                        atoms.find_property(foo, lfcore::property::op) == 700u && collected == 1 &&
+                        n == 1;
+
   const bool queues_ok = s == "hello" && got && v == 42 && x == 7 && !channel.pop();
-  return id == 7 && pending == 0 && queues_ok && map_ok ? 0 : 1;
+  return id == 7 && pending == 0 && queues_ok && map_ok && atoms_ok ? 0 : 1;
 }

@@ -65,6 +65,8 @@
 // concurrently, otherwise within the number of concurrent inserts and erases.
 // Memory: leaves come from Allocator (rebound), which must be stateless (the
 // hazard-pointer domain destroys retired leaves after the map may be gone);
+// a LeafPolicy (detail::pair_leaf_policy describes one) can replace the leaf
+// altogether - atom_table keeps each atom's text inside its leaf;
 // hash nodes from operator new. Erased leaves go back to the allocator; hash
 // nodes stay until the map is destroyed (at most one of 2^level_bits buckets
 // per closed chain). Areias and Rocha's compression of empty levels is not

@@ -69,6 +69,7 @@ std::vector<sweep> hazard_pointer_sweeps();
 std::vector<sweep> queue_sweeps(const options& opt);
 std::vector<sweep> map_sweeps(const options& opt);
 std::vector<sweep> atom_sweeps(const options& opt);
+std::vector<sweep> pool_sweeps(const options& opt);
 /// Memory after filling each map contender with --map-keys keys.
 memory_table map_bytes_per_key(const options& opt);
 /// Memory per atom after the atom benchmark's workload on one thread.

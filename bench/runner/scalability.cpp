@@ -105,6 +105,7 @@ int main(int argc, char** argv) try {
   for (auto& s : queue_sweeps(opt)) all.push_back(std::move(s));
   for (auto& s : map_sweeps(opt)) all.push_back(std::move(s));
   for (auto& s : atom_sweeps(opt)) all.push_back(std::move(s));
+  for (auto& s : pool_sweeps(opt)) all.push_back(std::move(s));
   for (auto& s : all) {
     if (s.name.rfind(opt.only, 0) != 0) continue; // --only: a prefix of the sweep name
     std::erase_if(s.contenders, [&](const contender& c) {

@@ -78,6 +78,14 @@ public:
     return woken;
   }
 
+  /// A hint, with no ordering: whether some thread may be between
+  /// prepare_wait() and the end of its wait. A notifier that skips notify()
+  /// on false may leave a waiter asleep until the next notify: only for
+  /// wake-ups that are an optimization, never for ones progress depends on.
+  bool may_have_waiters() const noexcept {
+    return waiters_.load(std::memory_order_relaxed) != 0; // relaxed: a hint
+  }
+
   /// Wakes at least one thread waiting with a key older than this call.
   void notify_one() noexcept { notify(false); }
   /// Wakes every thread waiting with a key older than this call.

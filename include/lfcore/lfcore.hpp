@@ -5,6 +5,7 @@
 #include "lfcore/backoff.hpp"
 #include "lfcore/blocking_queue.hpp"
 #include "lfcore/cache_padded.hpp"
+#include "lfcore/chase_lev_deque.hpp"
 #include "lfcore/config.hpp"
 #include "lfcore/eventcount.hpp"
 #include "lfcore/hash_trie_map.hpp"
@@ -15,3 +16,4 @@
 #include "lfcore/thread_registry.hpp"
 #include "lfcore/unbounded_mpmc_queue.hpp"
 #include "lfcore/unbounded_spsc_queue.hpp"
+#include "lfcore/work_stealing_pool.hpp"

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <cstdio>
+#include <functional>
+#include <future>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -66,6 +68,20 @@ int main() {
                         atoms.find_property(foo, lfcore::property::op) == 700u && collected == 1 &&
                         n == 1;
 
+  lfcore::work_stealing_pool pool(4); // 4 workers (0: one per hardware thread)
+  std::future<int> answer = pool.submit([] { return 6 * 7; });
+  lfcore::task_group group(pool); // fork-join; nests without deadlock
+  std::atomic<int> ran{0};
+  group.run([&] { ran += 1; });
+  group.wait(); // helps run tasks; rethrows the first exception
+  lfcore::parallel_for(pool, 0, 1'000'000, 4096, [&](std::size_t i) {
+    if (i == 0) ran += 1;
+  });
+  long sum = lfcore::parallel_reduce(
+      pool, 0, 1000, 64, 0L, [](std::size_t lo, std::size_t hi) { return long(hi - lo); },
+      std::plus<>());
+  const bool pool_ok = answer.get() == 42 && ran == 2 && sum == 1000;
+
   const bool queues_ok = s == "hello" && got && v == 42 && x == 7 && !channel.pop();
-  return id == 7 && pending == 0 && queues_ok && map_ok && atoms_ok ? 0 : 1;
+  return id == 7 && pending == 0 && queues_ok && map_ok && atoms_ok && pool_ok ? 0 : 1;
 }

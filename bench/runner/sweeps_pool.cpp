@@ -45,7 +45,7 @@ namespace {
 constexpr int fib_n = 30;        // 2.7 million tasks with a task per call
 constexpr int fib_cutoff_n = 36; // coarse: tasks only in the top 12 levels
 constexpr int cutoff_levels = 12;
-constexpr std::uint64_t uts_roots = 2000;
+constexpr std::uint64_t uts_roots = 100000;
 
 long fib_seq(int n) {
   return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2);
@@ -140,7 +140,7 @@ std::vector<sweep> pool_sweeps(const options& opt) {
   const int spawn_n = opt.quick ? 22 : fib_n;
   const int coarse_n = opt.quick ? 30 : fib_cutoff_n;
   const std::uint64_t for_n = static_cast<std::uint64_t>(opt.items) * 10;
-  const std::uint64_t roots = opt.quick ? 200 : uts_roots;
+  const std::uint64_t roots = opt.quick ? 2000 : uts_roots;
   std::vector<sweep> out;
 
   // Expected results, computed once.

@@ -46,8 +46,8 @@
 // and functor calls are lock-free (name is wait-free); collect() is lock-free
 // towards them and serialized with other collect() calls by a mutex.
 // Ordering: intern/intern_ref/find are linearizable (hash_trie_map's insert
-// or lookup, and the CAS on the state word); what a thread wrote before
-// interning an atom is visible to every thread that obtains it.
+// or lookup, and the CAS on the state word); what the thread that created
+// an atom wrote before interning it is visible to every thread that obtains it.
 // Memory: per atom, one allocation of 33 bytes plus the text, plus its share
 // of the trie's buckets (bench/results/README.md measures it).
 //

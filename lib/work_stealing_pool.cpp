@@ -7,8 +7,9 @@
 namespace lfcore {
 
 struct work_stealing_pool::worker {
-  explicit worker(work_stealing_pool& p) : pool(p) {}
+  worker(work_stealing_pool& p, unsigned i) : pool(p), index(i) {}
   work_stealing_pool& pool;
+  const unsigned index;
   chase_lev_deque<detail::pool_task*> deque;
   hazard_pointer steal_hp = make_hazard_pointer(); // for steals by this worker
   std::thread thread;
@@ -32,10 +33,11 @@ std::uint32_t next_random() noexcept {
 }
 } // namespace
 
-work_stealing_pool::work_stealing_pool(unsigned threads) {
+work_stealing_pool::work_stealing_pool(unsigned threads, pin_policy pin) : pin_(std::move(pin)) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  (void)cpu_for_worker(pin_, 0); // throws now, not in a worker, for a list without CPUs
   workers_.reserve(threads);
-  for (unsigned i = 0; i < threads; ++i) workers_.push_back(std::make_unique<worker>(*this));
+  for (unsigned i = 0; i < threads; ++i) workers_.push_back(std::make_unique<worker>(*this, i));
   // Threads start only once every worker exists: they steal from each other.
   for (auto& w : workers_) w->thread = std::thread([this, &w = *w] { worker_main(w); });
 }
@@ -121,6 +123,8 @@ bool work_stealing_pool::run_one() {
 
 void work_stealing_pool::worker_main(worker& w) {
   current_worker_ = &w;
+  if (const std::optional<unsigned> cpu = cpu_for_worker(pin_, w.index))
+    pin_current_thread(*cpu); // refused: run unpinned (documented)
   for (;;) {
     detail::pool_task* t = find_task(&w);
     for (int spin = 0; t == nullptr && spin < idle_spins; ++spin) {

@@ -14,6 +14,7 @@
 #include "lfcore/mpmc_queue.hpp"
 #include "lfcore/spsc_queue.hpp"
 #include "lfcore/thread_registry.hpp"
+#include "lfcore/topology.hpp"
 #include "lfcore/unbounded_mpmc_queue.hpp"
 #include "lfcore/unbounded_spsc_queue.hpp"
 #include "lfcore/work_stealing_pool.hpp"

@@ -22,6 +22,8 @@
 //   group is done, so nested parallelism cannot deadlock; with nothing to run
 //   it parks on the same eventcount, woken when its group finishes.
 // Progress: spawning and stealing are lock-free; waiting blocks by design.
+// Pinning: none, compact, scatter or an explicit CPU list (topology.hpp,
+// hwloc when available); each worker pins itself when it starts.
 // Shutdown: the destructor runs every task submitted or spawned before it
 // (including the ones those spawn), then joins the workers. Submitting to a
 // pool whose destructor has started is undefined.
@@ -34,6 +36,7 @@
 #include "lfcore/chase_lev_deque.hpp"
 #include "lfcore/eventcount.hpp"
 #include "lfcore/hazard_pointer.hpp"
+#include "lfcore/topology.hpp"
 #include "lfcore/unbounded_mpmc_queue.hpp"
 
 #include <atomic>
@@ -78,9 +81,11 @@ class task_group;
 
 class work_stealing_pool {
 public:
-  /// Starts `threads` workers (0: std::thread::hardware_concurrency()). More
-  /// workers than cores is allowed (they then share the cores).
-  explicit work_stealing_pool(unsigned threads = 0);
+  /// Starts `threads` workers (0: std::thread::hardware_concurrency()), each
+  /// pinned by `pin` (topology.hpp) as it starts; a CPU the OS refuses leaves
+  /// that worker unpinned. More workers than CPUs is allowed (they then
+  /// share). Throws std::invalid_argument for pinning::list without CPUs.
+  explicit work_stealing_pool(unsigned threads = 0, pin_policy pin = {});
   /// Runs everything already submitted or spawned, then joins the workers.
   ~work_stealing_pool();
   work_stealing_pool(const work_stealing_pool&) = delete;
@@ -116,6 +121,7 @@ private:
   bool work_visible() const noexcept;
   void worker_main(worker& w);
 
+  const pin_policy pin_;
   static thread_local worker* current_worker_; // the calling thread's, if it is a worker
 
   std::vector<std::unique_ptr<worker>> workers_;

@@ -161,9 +161,12 @@ void task_group::record(std::exception_ptr e) noexcept {
 }
 
 void task_group::finish() noexcept {
+  // Read before the decrement: once pending_ is 0, wait() may return and the
+  // group be destroyed under us (TSan found this); the pool outlives it.
+  work_stealing_pool& pool = pool_;
   // [group.done] acq_rel: release publishes the task's effects (and error_) to
   // wait(); the last one wakes a waiter parked on the pool's eventcount.
-  if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pool_.idle_.notify_all();
+  if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pool.idle_.notify_all();
 }
 
 void task_group::wait() {

@@ -54,6 +54,11 @@ work_stealing_pool* work_stealing_pool::current() noexcept {
   return current_worker_ != nullptr ? &current_worker_->pool : nullptr;
 }
 
+std::size_t work_stealing_pool::local_backlog() const noexcept {
+  const worker* self = current_worker_;
+  return self != nullptr && &self->pool == this ? self->deque.size_approx() : 0;
+}
+
 void work_stealing_pool::spawn(detail::pool_task* t) {
   worker* self = current_worker_;
   if (self != nullptr && &self->pool == this) {

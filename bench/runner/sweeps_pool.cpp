@@ -11,7 +11,7 @@
 //                   speedup of coarse tasks; one operation = one fib call
 //   pool_uts        an unbalanced tree (fixed seed, UTS-like geometric
 //                   fan-out): one operation = one node visited
-//   pool_for        parallel_for over --items * 10 cheap iterations (grain
+//   pool_for        parallel_for over --items * 100 cheap iterations (grain
 //                   8192); one operation = one iteration
 // std::async (a thread per task) is the floor, for the cutoff fib only.
 #include "harness.hpp"
@@ -139,7 +139,7 @@ void check(bool ok, const char* what) {
 std::vector<sweep> pool_sweeps(const options& opt) {
   const int spawn_n = opt.quick ? 22 : fib_n;
   const int coarse_n = opt.quick ? 30 : fib_cutoff_n;
-  const std::uint64_t for_n = static_cast<std::uint64_t>(opt.items) * 10;
+  const std::uint64_t for_n = static_cast<std::uint64_t>(opt.items) * 100;
   const std::uint64_t roots = opt.quick ? 2000 : uts_roots;
   std::vector<sweep> out;
 
@@ -202,25 +202,23 @@ std::vector<sweep> pool_sweeps(const options& opt) {
          return double(nodes.load()) /
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
        }});
-  loop.contenders.push_back({"lfcore work_stealing_pool", true, [=](const point& p) {
-                               lfcore::work_stealing_pool pool(static_cast<unsigned>(p.threads));
-                               std::uint64_t sum = 0;
-                               const double ops = per_second(double(for_n), [&] {
-                                 pool.submit([&] {
-                                       sum = lfcore::parallel_reduce(
-                                           pool, 0, for_n, 8192, std::uint64_t(0),
-                                           [](std::size_t lo, std::size_t hi) {
-                                             std::uint64_t s = 0;
-                                             for (std::size_t i = lo; i < hi; ++i) s += i * 3 + 1;
-                                             return s;
-                                           },
-                                           [](std::uint64_t a, std::uint64_t b) { return a + b; });
-                                     })
-                                     .get();
-                               });
-                               check(sum == for_n * (for_n - 1) / 2 * 3 + for_n, "lfcore for");
-                               return ops;
-                             }});
+  loop.contenders.push_back(
+      {"lfcore work_stealing_pool", true, [=](const point& p) {
+         lfcore::work_stealing_pool pool(static_cast<unsigned>(p.threads));
+         std::atomic<std::uint64_t> sum{0};
+         const double ops = per_second(double(for_n), [&] {
+           pool.submit([&] {
+                 lfcore::parallel_for(pool, 0, for_n, 8192, [&](std::size_t lo, std::size_t hi) {
+                   std::uint64_t s = 0;
+                   for (std::size_t i = lo; i < hi; ++i) s += i * 3 + 1;
+                   sum.fetch_add(s, std::memory_order_relaxed);
+                 });
+               })
+               .get();
+         });
+         check(sum.load() == for_n * (for_n - 1) / 2 * 3 + for_n, "lfcore for");
+         return ops;
+       }});
 #if defined(LFCORE_HAVE_TBB)
   spawn.contenders.push_back({"oneTBB task_group", false, [=](const point& p) {
                                 tbb::task_arena arena(p.threads);

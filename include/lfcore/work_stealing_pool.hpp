@@ -106,6 +106,9 @@ public:
 
   /// The pool whose worker is calling, or null on any other thread.
   static work_stealing_pool* current() noexcept;
+  /// Tasks waiting on the calling worker's own deque (0 on any other thread):
+  /// a hint for splitting work lazily.
+  std::size_t local_backlog() const noexcept;
 
 private:
   friend class task_group;
@@ -181,21 +184,38 @@ private:
   std::exception_ptr error_; // written by the first failing task, read after pending_ is 0
 };
 
-/// f(i) for every i in [first, last), in tasks of at most `grain` indices
-/// (0 is taken as 1), split in halves so that thieves take big pieces.
-/// Rethrows the first exception f threw (the other pieces still run).
+/// f(i) for every i in [first, last) - or f(lo, hi) for sub-ranges, if f
+/// takes two indices - in pieces of at most `grain` indices (0 is taken as 1).
+/// Lazy binary splitting (Tzannes, Caragea, Barua and Vishkin, PPoPP 2010): a
+/// worker halves its range and offers the upper half to thieves only while
+/// its own deque is empty - while others took what it offered before;
+/// otherwise it runs `grain` indices and looks again. A loop thus makes about
+/// as many tasks as there are steals, not (last - first) / grain. Called from
+/// outside the pool it splits eagerly. Rethrows the first exception f threw
+/// (the other pieces still run).
 template <class F>
 void parallel_for(work_stealing_pool& pool, std::size_t first, std::size_t last, std::size_t grain,
                   F f) {
   if (grain == 0) grain = 1;
+  auto run_piece = [&f](std::size_t lo, std::size_t hi) {
+    if constexpr (std::is_invocable_v<F&, std::size_t, std::size_t>)
+      f(lo, hi);
+    else
+      for (std::size_t i = lo; i < hi; ++i) f(i);
+  };
   task_group group(pool);
   std::function<void(std::size_t, std::size_t)> split = [&](std::size_t lo, std::size_t hi) {
-    while (hi - lo > grain) { // give the upper half away, keep the lower
-      const std::size_t mid = lo + (hi - lo) / 2;
-      group.run([&split, mid, hi] { split(mid, hi); });
-      hi = mid;
+    while (hi - lo > grain) {
+      if (pool.local_backlog() == 0) { // what we offered was taken: offer the upper half
+        const std::size_t mid = lo + (hi - lo) / 2;
+        group.run([&split, mid, hi] { split(mid, hi); });
+        hi = mid;
+      } else {
+        run_piece(lo, lo + grain);
+        lo += grain;
+      }
     }
-    for (std::size_t i = lo; i < hi; ++i) f(i);
+    run_piece(lo, hi);
   };
   if (first < last) split(first, last);
   group.wait();

@@ -1,6 +1,6 @@
 set terminal pngcairo size 900,540 noenhanced
 set output 'pool_for.png'
-set title 'Pool: parallel_for over 100000000 iterations - median Mops/s'
+set title 'Pool: parallel_for over 1000000000 iterations - median Mops/s'
 set xlabel 'threads'
 set ylabel 'Mops/s'
 set logscale x 2

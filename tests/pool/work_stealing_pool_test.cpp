@@ -126,6 +126,19 @@ TEST_P(PoolSizes, ParallelForAndReduce) {
   std::vector<std::atomic<int>> hits(n);
   lfcore::parallel_for(pool, 0, n, 1000, [&](std::size_t i) { hits[i].fetch_add(1); });
   for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << i;
+  // The chunk form, from inside the pool (lazy splitting): pieces tile the range.
+  std::atomic<std::size_t> covered{0}, too_big{0};
+  pool.submit([&] {
+        lfcore::parallel_for(pool, 3, n, 777, [&](std::size_t lo, std::size_t hi) {
+          for (std::size_t i = lo; i < hi; ++i) hits[i].fetch_add(1);
+          covered += hi - lo;
+          if (hi - lo > 777) too_big += 1;
+        });
+      })
+      .get();
+  EXPECT_EQ(covered.load(), n - 3);
+  EXPECT_EQ(too_big.load(), 0u);
+  for (std::size_t i = 3; i < n; ++i) ASSERT_EQ(hits[i].load(), 2) << i;
   const std::uint64_t sum = lfcore::parallel_reduce(
       pool, 0, n, 1000, std::uint64_t(0),
       [](std::size_t lo, std::size_t hi) {

@@ -2,6 +2,7 @@
 // (design: work_stealing_pool.hpp).
 #include "lfcore/work_stealing_pool.hpp"
 
+#include "lfcore/detail/asymmetric_fence.hpp"
 #include "lfcore/detail/fence.hpp"
 
 namespace lfcore {
@@ -35,6 +36,7 @@ std::uint32_t next_random() noexcept {
 
 work_stealing_pool::work_stealing_pool(unsigned threads, pin_policy pin) : pin_(std::move(pin)) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  detail::asymmetric_fence::init(); // task groups pair light() with heavy()
   (void)cpu_for_worker(pin_, 0); // throws now, not in a worker, for a list without CPUs
   workers_.reserve(threads);
   for (unsigned i = 0; i < threads; ++i) workers_.push_back(std::make_unique<worker>(*this, i));
@@ -171,7 +173,13 @@ void task_group::finish() noexcept {
   work_stealing_pool& pool = pool_;
   // [group.done] acq_rel: release publishes the task's effects (and error_) to
   // wait(); the last one wakes a waiter parked on the pool's eventcount.
-  if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pool.idle_.notify_all();
+  if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // [group.light] pairs with [group.heavy]: either the waiter's check sees
+    // pending_ at 0, or this load sees the waiter announced. A group ends on
+    // every fork, a waiter parks rarely: the fence cost goes to the waiter.
+    detail::asymmetric_fence::light();
+    if (pool.idle_.may_have_waiters()) pool.idle_.notify_all();
+  }
 }
 
 void task_group::wait() {
@@ -187,7 +195,7 @@ void task_group::wait() {
       continue;
     }
     const eventcount::key_type key = pool_.idle_.prepare_wait();
-    detail::full_fence(); // [ec.announce] before the checks
+    detail::asymmetric_fence::heavy(); // [group.heavy]: the announce before the checks
     if (pending_.load(std::memory_order_acquire) == 0 || pool_.work_visible()) {
       pool_.idle_.cancel_wait();
       continue;

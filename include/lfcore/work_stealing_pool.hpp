@@ -20,7 +20,11 @@
 //   fence per spawn.
 // * task_group::wait() helps: it runs other tasks (its own first) until its
 //   group is done, so nested parallelism cannot deadlock; with nothing to run
-//   it parks on the same eventcount, woken when its group finishes.
+//   it parks on the same eventcount, woken when its group finishes. That
+//   wake-up is a Dekker pair made asymmetric (detail/asymmetric_fence.hpp):
+//   the task finishing a group pays a compiler barrier, the rare waiter that
+//   parks pays membarrier(2) - a group ends on every fork (+17-21% fib
+//   throughput against a fence per group end, bench/results/README.md).
 // Progress: spawning and stealing are lock-free; waiting blocks by design.
 // Pinning: none, compact, scatter or an explicit CPU list (topology.hpp,
 // hwloc when available); each worker pins itself when it starts.

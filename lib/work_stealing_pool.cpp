@@ -90,7 +90,7 @@ detail::pool_task* work_stealing_pool::find_task(worker* w) {
   detail::pool_task* t = nullptr;
   // relaxed: a hint; a task pushed meanwhile is found by the next search.
   if (injected_.load(std::memory_order_relaxed) > 0 && injection_.try_pop(t)) {
-    injected_.fetch_sub(1, std::memory_order_relaxed);
+    injected_.fetch_sub(1, std::memory_order_relaxed); // relaxed: a count, read as a hint
     return t;
   }
   const std::size_t n = workers_.size();

@@ -250,9 +250,8 @@ std::vector<sweep> atom_sweeps(const options& opt) {
 #endif
   if (swi_prolog::available()) {
     auto swi = std::make_shared<swi_prolog>(n);
-    s.contenders.push_back({"SWI-Prolog "
-                            "(paper's program)",
-                            false, [swi](const point& p) { return swi->run(p); }});
+    s.contenders.push_back(
+        {"SWI-Prolog (paper's program)", false, [swi](const point& p) { return swi->run(p); }});
   }
   return {s};
 }

@@ -1,0 +1,570 @@
+// lfcore/farm.hpp - a task farm: an emitter, nw workers and a collector
+// connected by single-producer single-consumer channels.
+//
+// The stream-parallel farm of the course notes (../shared/seeds/
+// parallel-programming-notes.txt, sections 1.2-1.3 and 1.7, FastFlow's
+// ff_farm): the emitter takes items from a source and sends each to one
+// worker, every worker applies the user's function, the collector hands the
+// results to a sink. Every thread owns its end of its channels:
+//
+//   source -> emitter --spsc--> worker i --spsc--> collector -> sink
+//               ^                                      |
+//               +--------- feedback (optional) --------+
+//
+// Scheduling (farm_options::policy):
+// * round_robin: each task goes to the next active worker in turn, skipping
+//   workers whose channel (farm_options::capacity slots) is full.
+// * on_demand: as round_robin, but a worker takes a task only while fewer than
+//   `prefetch` wait in its channel (FastFlow's on-demand: short queues, so a
+//   slow worker does not hoard work). The default.
+// Ordered mode tags each task with its sequence number; the collector
+// delivers results in that order. Each worker's results are already in
+// order (channels are FIFO), so the collector holds at most one result per
+// worker (the head of its channel) and merges: the reorder buffer is nw
+// results; results behind a slow one wait in the workers' output channels
+// (bounded by `capacity` each), and a worker whose channel is full waits.
+//
+// Throttling: set_active_workers(n) makes workers 0..n-1 active and the rest
+// frozen. The emitter reads n before every send, so the change is seen by
+// the next task (at most one send that already read the old n is in flight).
+// A frozen worker finishes what is already in its channel - nothing is lost,
+// and ordered mode stays ordered - then sleeps on its eventcount: no CPU.
+// Thawing needs no hand-shake: the next task sent wakes the worker.
+//
+// End of stream: when the source returns std::nullopt the emitter closes
+// every worker's channel; a worker that finds its channel closed and empty
+// closes its output channel; the collector ends when every output is closed
+// and empty. run_and_wait() returns after every thread has joined.
+//
+// Exceptions from the source, a worker or the sink stop the farm: every
+// thread stops at its next step, run_and_wait() joins them, destroys the
+// tasks and results still in the channels (nothing leaks), and rethrows the
+// first exception. Later ones are dropped.
+//
+// Waiting: a thread with nothing to do yields for a while, then parks on an
+// eventcount (announce, fence, re-check, sleep; see eventcount.hpp). Each
+// hand-over that may have a sleeper on the other side notifies: a fence and a
+// load when nobody sleeps.
+//
+// Sensors (farm_base::sensors()) are counters each written by one thread with
+// relaxed stores and read by the autonomic manager at its own pace: items
+// arrived, time the emitter spent blocked on full channels, tasks done and
+// busy time per worker, results delivered. Busy time costs one clock read per
+// task.
+//
+// Who may call what: run_and_wait (one at a time, from any thread; a second
+// concurrent call throws std::logic_error), and from any thread at any time
+// set_active_workers, active_workers, repin and sensors.
+// Progress: channels are wait-free; the farm blocks by design when idle.
+#pragma once
+
+#include "lfcore/backoff.hpp"
+#include "lfcore/cache_padded.hpp"
+#include "lfcore/config.hpp"
+#include "lfcore/eventcount.hpp"
+#include "lfcore/spsc_queue.hpp"
+#include "lfcore/topology.hpp"
+#include "lfcore/unbounded_spsc_queue.hpp"
+
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace lfcore {
+
+enum class scheduling { round_robin, on_demand };
+
+struct farm_options {
+  unsigned workers = std::thread::hardware_concurrency(); ///< nw, at least 1
+  scheduling policy = scheduling::on_demand;
+  std::size_t prefetch = 2;   ///< on_demand: tasks waiting per worker, at least 1
+  std::size_t capacity = 512; ///< slots of each channel, at least 1 (rounded up to 2^k)
+  bool ordered = false;       ///< deliver results in input order
+  /// Where threads run: the emitter takes slot 0, worker i slot i + 1, the
+  /// collector slot nw + 1 of the policy (cpu_for_worker).
+  pin_policy pinning{};
+};
+
+/// One worker's counters (see the header). `queued` counts tasks sent to it
+/// and not yet finished, the one it is running included.
+struct farm_worker_sensors {
+  std::uint64_t sent = 0; ///< tasks the emitter sent to it
+  std::uint64_t tasks = 0;
+  std::uint64_t busy_ns = 0;
+  std::uint64_t queued = 0;
+  bool active = false;
+};
+
+/// A snapshot of the farm's counters. Counters are cumulative over the
+/// farm's life (every run); the manager works with differences.
+struct farm_sensors {
+  std::chrono::steady_clock::time_point time;
+  std::uint64_t arrivals = 0;           ///< items taken from the source
+  std::uint64_t emitter_blocked_ns = 0; ///< time the emitter waited for room
+  std::uint64_t completed = 0;          ///< results delivered (without a collector: tasks done)
+  unsigned active_workers = 0;
+  bool running = false;
+  std::vector<farm_worker_sensors> workers;
+};
+
+/// What does not depend on the task types: control, counters, waiting,
+/// pinning and errors. The autonomic manager (farm_manager.hpp) drives a farm
+/// through this class.
+class farm_base {
+public:
+  farm_base(const farm_base&) = delete;
+  farm_base& operator=(const farm_base&) = delete;
+
+  unsigned max_workers() const noexcept { return max_workers_; }
+  unsigned active_workers() const noexcept { return active_.load(std::memory_order_relaxed); }
+  /// Freezes or thaws workers: 0..n-1 active. n is clamped to [1, max_workers()].
+  /// Returns the number now active.
+  unsigned set_active_workers(unsigned n) noexcept;
+  /// Moves every thread of a running farm (and of later runs) to `policy`:
+  /// each thread re-pins itself at its next step. Throws std::invalid_argument
+  /// for pinning::list without CPUs.
+  void repin(const pin_policy& policy);
+  farm_sensors sensors() const;
+  const farm_options& options() const noexcept { return options_; }
+
+protected:
+  using clock = std::chrono::steady_clock;
+
+  explicit farm_base(const farm_options& options);
+  ~farm_base() = default;
+
+  struct worker_control {
+    eventcount wake; // the worker sleeps here: for a task, for output room
+    // Counters, each with one writer (relaxed: read as estimates only).
+    std::atomic<std::uint64_t> sent{0};    // by the emitter
+    std::atomic<std::uint64_t> tasks{0};   // by the worker
+    std::atomic<std::uint64_t> busy_ns{0}; // by the worker
+  };
+  worker_control& control(unsigned i) noexcept { return **controls_[i]; }
+
+  bool stopped() const noexcept { return stop_.load(std::memory_order_relaxed); } // a hint, re-read
+  /// Records the first exception and stops every thread.
+  void fail(std::exception_ptr e) noexcept;
+  /// Wakes every sleeper (stop, end of a run).
+  void wake_all() noexcept;
+  /// Marks the start of a run (throws if one is in progress) and its end
+  /// (rethrows the run's first exception).
+  void begin_run(bool collecting);
+  void end_run();
+  /// Pins the calling thread to its slot under the current policy and
+  /// remembers which policy it applied; repin_if_changed() re-applies.
+  void pin_self(unsigned slot, unsigned& epoch);
+  void repin_if_changed(unsigned slot, unsigned& epoch) {
+    if (pin_epoch_.load(std::memory_order_relaxed) != epoch) pin_self(slot, epoch); // relaxed: a hint
+  }
+  /// Spins of an idle thread (each a yield) before it parks.
+  static constexpr int idle_spins = stress_build ? 1 : 64;
+
+  // Runs `ready` (which may act: pop, push) until it returns true or the farm
+  // stops; returns whether `ready` succeeded. Yields idle_spins times, then
+  // parks on `ec`: announce, fence, re-check, sleep.
+  template <class Ready>
+  bool wait_until_ready(eventcount& ec, Ready ready) {
+    for (int spin = 0; spin < idle_spins; ++spin) {
+      if (ready()) return true;
+      if (stopped()) return false;
+      std::this_thread::yield(); // two cores, more threads: let the others run
+    }
+    for (;;) {
+      if (ready()) return true;
+      if (stopped()) return false;
+      const eventcount::key_type key = ec.prepare_wait();
+      // [farm.recheck] seq_cst fence: pairs with the fence in every notify
+      // (eventcount's [ec.notify]). Either the notifier sees us counted as a
+      // waiter and wakes us, or our re-check below sees its change (a push, a
+      // pop, a close, stop_, active_).
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      const bool ok = ready(); // once: ready() may act
+      if (ok || stopped()) {
+        ec.cancel_wait();
+        return ok;
+      }
+      ec.wait(key);
+    }
+  }
+
+  const farm_options options_;
+  const unsigned max_workers_;
+  std::atomic<unsigned> active_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> running_{false};
+  std::atomic<bool> failed_{false};
+  std::atomic<bool> collecting_{false}; // this run has a collector
+  std::exception_ptr error_; // written once, by the thread that set failed_
+
+  std::vector<std::unique_ptr<cache_padded<worker_control>>> controls_;
+  struct emitter_counters {
+    std::atomic<std::uint64_t> arrivals{0};
+    std::atomic<std::uint64_t> blocked_ns{0};
+  };
+  cache_padded<emitter_counters> emitter_;
+  cache_padded<std::atomic<std::uint64_t>> completed_; // by the collector (or workers)
+  eventcount emitter_wake_;   // the emitter sleeps here: for room, for feedback
+  eventcount collector_wake_; // the collector sleeps here: for results
+
+  mutable std::mutex pin_mutex_; // guards pinning_; taken only to (re)pin
+  pin_policy pinning_;
+  std::atomic<unsigned> pin_epoch_{0};
+};
+
+/// A farm of workers computing `Out f(In)`; Out = void for workers that
+/// produce nothing (no collector then).
+template <class In, class Out = In>
+class farm : public farm_base {
+  using result_value = std::conditional_t<std::is_void_v<Out>, std::monostate, Out>;
+
+public:
+  using input_type = In;
+  using output_type = Out;
+  using worker_function = std::function<Out(In)>;
+
+  /// Throws std::invalid_argument for zero workers, capacity or prefetch, or
+  /// an empty worker function.
+  farm(worker_function worker, const farm_options& options = {})
+      : farm_base(options), worker_(std::move(worker)) {
+    if (!worker_) throw std::invalid_argument("lfcore::farm: empty worker function");
+  }
+
+  /// Streams every item of `source` (a callable returning std::optional<In>;
+  /// std::nullopt ends the stream) through the workers into `sink` (a callable
+  /// taking Out&&), called on the collector thread in completion order, or in
+  /// input order if options().ordered. Returns when all is done.
+  template <class Source, class Sink>
+  void run_and_wait(Source&& source, Sink&& sink) {
+    static_assert(!std::is_void_v<Out>, "a farm of void workers has no results to collect");
+    run(source, &sink, static_cast<feedback_hook*>(nullptr));
+  }
+
+  /// Without a collector: results (if any) are dropped by the workers.
+  template <class Source>
+  void run_and_wait(Source&& source) {
+    run(source, static_cast<int*>(nullptr), static_cast<feedback_hook*>(nullptr));
+  }
+
+  /// Master-worker: results travel from the collector back to the emitter,
+  /// which calls on_result(Out&&, submit) on its own thread; submit(In) sends
+  /// a new task. The stream ends when the source is exhausted and no task
+  /// is in flight. The feedback channel is unbounded, so the collector
+  /// never blocks on it and the loop cannot deadlock.
+  template <class Source, class OnResult>
+  void run_with_feedback(Source&& source, OnResult&& on_result) {
+    static_assert(!std::is_void_v<Out>, "feedback needs results");
+    feedback_hook hook;
+    hook.on_result = [&on_result](result_value&& r, const std::function<void(In)>& submit) {
+      on_result(std::move(r), submit);
+    };
+    auto to_feedback = [&hook, this](Out&& r) {
+      hook.results.push(std::move(r));
+      emitter_wake_.notify_one(); // the emitter may sleep waiting for results
+    };
+    run(source, &to_feedback, &hook);
+  }
+
+private:
+  struct task_item {
+    std::uint64_t seq;
+    In value;
+  };
+  struct result_item {
+    std::uint64_t seq;
+    result_value value;
+  };
+  // One worker's two channels, allocated per run (so a stopped run leaves
+  // nothing behind: the queues' destructors destroy what is left).
+  struct lane {
+    lane(std::size_t in_capacity, std::size_t out_capacity)
+        : input(in_capacity), output(out_capacity) {}
+    spsc_queue<task_item> input;    // emitter -> worker
+    spsc_queue<result_item> output; // worker -> collector
+    // [farm.close] release stores after the last push; acquire loads before
+    // the final try_pop: a consumer that sees the flag sees every push.
+    std::atomic<bool> input_closed{false};
+    std::atomic<bool> output_closed{false};
+  };
+  struct feedback_hook {
+    unbounded_spsc_queue<result_value> results; // collector -> emitter
+    std::function<void(result_value&&, const std::function<void(In)>&)> on_result;
+  };
+
+  static std::size_t ring_size(std::size_t n) { return std::bit_ceil(n < 2 ? std::size_t{2} : n); }
+
+  template <class Source, class Sink>
+  void run(Source& source, Sink* sink, feedback_hook* feedback) {
+    constexpr bool collect = !std::is_same_v<Sink, int>;
+    begin_run(collect);
+    const unsigned nw = max_workers_;
+    std::vector<std::unique_ptr<lane>> lanes;
+    std::vector<std::thread> threads;
+    try {
+      const std::size_t in_cap = options_.policy == scheduling::on_demand
+                                     ? ring_size(options_.prefetch)
+                                     : ring_size(options_.capacity);
+      for (unsigned i = 0; i < nw; ++i)
+        lanes.push_back(std::make_unique<lane>(in_cap, collect ? ring_size(options_.capacity) : 2));
+      threads.reserve(nw + 2);
+      for (unsigned i = 0; i < nw; ++i)
+        threads.emplace_back([this, i, &lanes] { worker_loop<collect>(i, *lanes[i]); });
+      if constexpr (collect) threads.emplace_back([this, sink, &lanes] { collector_loop(*sink, lanes); });
+      threads.emplace_back([this, &source, &lanes, feedback] { emitter_loop(source, lanes, feedback); });
+    } catch (...) {
+      fail(std::current_exception()); // e.g. std::system_error creating a thread
+    }
+    for (std::thread& t : threads) t.join();
+    lanes.clear(); // destroys what a stopped run left in the channels
+    end_run();
+  }
+
+  // ---------------------------------------------------------------- emitter
+  template <class Source>
+  void emitter_loop(Source& source, std::vector<std::unique_ptr<lane>>& lanes,
+                    feedback_hook* feedback) {
+    unsigned epoch = 0;
+    pin_self(0, epoch);
+    unsigned next = 0;
+    std::uint64_t seq = 0;
+    std::uint64_t arrived = emitter_->arrivals.load(std::memory_order_relaxed);
+    std::deque<In> submitted; // feedback mode: tasks from on_result, sent first
+    std::uint64_t in_flight = 0;
+    bool source_done = false;
+    const std::function<void(In)> submit = [&submitted](In v) { submitted.push_back(std::move(v)); };
+    try {
+      while (!stopped()) {
+        repin_if_changed(0, epoch);
+        if (feedback != nullptr) {
+          while (std::optional<result_value> r = feedback->results.try_pop()) {
+            --in_flight;
+            feedback->on_result(std::move(*r), submit);
+          }
+        }
+        std::optional<In> item;
+        if (!submitted.empty()) {
+          item.emplace(std::move(submitted.front()));
+          submitted.pop_front();
+        } else if (!source_done) {
+          item = source();
+          if (!item) source_done = true;
+        }
+        if (!item) {
+          if (feedback == nullptr || in_flight == 0) break; // end of stream
+          wait_until_ready(emitter_wake_, [&] { // for a result to come back
+            std::optional<result_value> r = feedback->results.try_pop();
+            if (!r) return false;
+            --in_flight;
+            feedback->on_result(std::move(*r), submit);
+            return true;
+          });
+          continue;
+        }
+        emitter_->arrivals.store(++arrived, std::memory_order_relaxed); // one writer
+        if (!send(lanes, task_item{seq++, std::move(*item)}, next)) break;
+        ++in_flight;
+      }
+    } catch (...) {
+      fail(std::current_exception());
+    }
+    for (auto& l : lanes) l->input_closed.store(true, std::memory_order_release); // [farm.close]
+    for (unsigned i = 0; i < max_workers_; ++i) control(i).wake.notify_one();
+  }
+
+  // Sends t to an active worker with room; false if the farm stopped first.
+  bool send(std::vector<std::unique_ptr<lane>>& lanes, task_item&& t, unsigned& next) {
+    if (try_send(lanes, t, next)) return true;
+    const clock::time_point start = clock::now();
+    const bool sent = wait_until_ready(emitter_wake_, [&] { return try_send(lanes, t, next); });
+    const auto waited = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start);
+    emitter_->blocked_ns.store(emitter_->blocked_ns.load(std::memory_order_relaxed) + waited.count(),
+                               std::memory_order_relaxed); // one writer
+    return sent;
+  }
+
+  bool try_send(std::vector<std::unique_ptr<lane>>& lanes, task_item& t, unsigned& next) {
+    // relaxed: a freeze seen late sends one more task to a worker that
+    // processes it anyway; a thaw seen late is re-read on the next attempt,
+    // and set_active_workers notifies us if we sleep.
+    const unsigned nw = active_.load(std::memory_order_relaxed);
+    if (next >= nw) next = 0;
+    for (unsigned k = 0; k < nw; ++k) {
+      const unsigned i = next + k < nw ? next + k : next + k - nw;
+      spsc_queue<task_item>& q = lanes[i]->input;
+      if (options_.policy == scheduling::on_demand && q.size_approx() >= options_.prefetch) continue;
+      if (q.try_push(std::move(t))) { // moves only on success
+        worker_control& c = control(i);
+        c.sent.store(c.sent.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        c.wake.notify_one();
+        next = i + 1;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // ----------------------------------------------------------------- worker
+  template <bool collect>
+  void worker_loop(unsigned i, lane& l) {
+    worker_control& c = control(i);
+    unsigned epoch = 0;
+    pin_self(i + 1, epoch);
+    std::uint64_t done = c.tasks.load(std::memory_order_relaxed);
+    std::uint64_t busy = c.busy_ns.load(std::memory_order_relaxed);
+    clock::time_point last = clock::now();
+    try {
+      for (;;) {
+        std::optional<task_item> t = l.input.try_pop();
+        if (!t) {
+          if (!wait_for_task(c, l, t)) break;
+          last = clock::now(); // idle time is not busy time
+        }
+        emitter_wake_.notify_one(); // a slot freed: the emitter may wait for room
+        if (stopped()) break;
+        if constexpr (std::is_void_v<Out>) {
+          worker_(std::move(t->value));
+        } else if constexpr (!collect) {
+          (void)worker_(std::move(t->value));
+        } else {
+          if (!deliver(c, l, result_item{t->seq, worker_(std::move(t->value))})) break;
+        }
+        const clock::time_point now = clock::now();
+        busy += static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(now - last).count());
+        last = now;
+        c.busy_ns.store(busy, std::memory_order_relaxed); // one writer
+        c.tasks.store(++done, std::memory_order_relaxed); // one writer
+        repin_if_changed(i + 1, epoch);
+      }
+    } catch (...) {
+      fail(std::current_exception());
+    }
+    if constexpr (collect) {
+      l.output_closed.store(true, std::memory_order_release); // [farm.close]
+      collector_wake_.notify_one();
+    }
+  }
+
+  // Waits for a task; false at end of stream or stop.
+  bool wait_for_task(worker_control& c, lane& l, std::optional<task_item>& t) {
+    bool end = false;
+    wait_until_ready(c.wake, [&] {
+      if ((t = l.input.try_pop())) return true;
+      if (!l.input_closed.load(std::memory_order_acquire)) return false; // [farm.close]
+      t = l.input.try_pop(); // a push before the close
+      end = !t;
+      return true;
+    });
+    return t.has_value() && !end;
+  }
+
+  // Pushes a result to the collector, waiting for room; false on stop.
+  bool deliver(worker_control& c, lane& l, result_item&& r) {
+    if (!l.output.try_push(std::move(r)) &&
+        !wait_until_ready(c.wake, [&] { return l.output.try_push(std::move(r)); }))
+      return false;
+    collector_wake_.notify_one();
+    return true;
+  }
+
+  // -------------------------------------------------------------- collector
+  template <class Sink>
+  void collector_loop(Sink& sink, std::vector<std::unique_ptr<lane>>& lanes) {
+    const unsigned nw = max_workers_;
+    unsigned epoch = 0;
+    pin_self(nw + 1, epoch);
+    // head[i]: the oldest result of worker i taken off its channel, not yet
+    // delivered (ordered mode merges on these).
+    std::vector<std::optional<result_item>> head(nw);
+    std::vector<bool> finished(nw, false);
+    unsigned open = nw;
+    std::uint64_t next_seq = 0;
+    std::uint64_t completed = completed_->load(std::memory_order_relaxed);
+    unsigned hint = 0;
+
+    // Takes worker i's next result into head[i] if there is none; true if it
+    // changed anything (a result arrived or the worker finished).
+    auto refill = [&](unsigned i) {
+      if (head[i] || finished[i]) return false;
+      if ((head[i] = lanes[i]->output.try_pop())) return true;
+      if (!lanes[i]->output_closed.load(std::memory_order_acquire)) return false; // [farm.close]
+      if ((head[i] = lanes[i]->output.try_pop())) return true;
+      finished[i] = true;
+      --open;
+      return true;
+    };
+    auto hand_over = [&](unsigned i) {
+      result_item r = std::move(*head[i]);
+      head[i].reset();
+      control(i).wake.notify_one(); // the worker may wait for output room
+      sink(std::move(r.value));
+      completed_->store(++completed, std::memory_order_relaxed); // one writer
+    };
+    // Delivers what can be delivered now; true if anything was.
+    auto drain = [&] {
+      bool progress = false;
+      if (!options_.ordered) {
+        for (unsigned i = 0; i < nw; ++i)
+          for (int batch = 0; batch < 64 && (refill(i), head[i]); ++batch) {
+            hand_over(i);
+            progress = true;
+          }
+        return progress;
+      }
+      for (;;) {
+        unsigned found = nw;
+        for (unsigned k = 0; k < nw && found == nw; ++k) {
+          const unsigned i = (hint + k) % nw;
+          refill(i);
+          if (head[i] && head[i]->seq == next_seq) found = i;
+        }
+        if (found == nw) return progress;
+        hand_over(found);
+        ++next_seq;
+        hint = found + 1;
+        progress = true;
+      }
+    };
+    auto changed = [&] {
+      bool any = false;
+      for (unsigned i = 0; i < nw; ++i) any = refill(i) || any;
+      return any;
+    };
+    try {
+      while (open > 0 && !stopped()) {
+        repin_if_changed(nw + 1, epoch);
+        if (!drain() && open > 0) wait_until_ready(collector_wake_, changed);
+      }
+    } catch (...) {
+      fail(std::current_exception());
+    }
+  }
+
+  worker_function worker_;
+};
+
+/// A farm source over [first, last): yields copies of the elements in order.
+template <class It>
+auto from_range(It first, It last) {
+  return [first, last]() mutable -> std::optional<typename std::iterator_traits<It>::value_type> {
+    if (first == last) return std::nullopt;
+    return *first++;
+  };
+}
+
+} // namespace lfcore

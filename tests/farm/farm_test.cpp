@@ -1,0 +1,517 @@
+// tests/farm/farm_test.cpp - lfcore::farm and lfcore::pipeline: exactly-once
+// delivery, order, freeze/thaw, exceptions, feedback, pipelines of farms.
+#include <lfcore/farm.hpp>
+#include <lfcore/farm_model.hpp>
+#include <lfcore/pipeline.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <sched.h>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/resource.h>
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// Sanitizers slow everything 5-20x: smaller streams there, same checks.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr std::uint64_t big_stream = 100'000;
+#else
+constexpr std::uint64_t big_stream = 1'000'000;
+#endif
+
+auto counting_source(std::uint64_t n) {
+  return [i = std::uint64_t{0}, n]() mutable -> std::optional<std::uint64_t> {
+    if (i == n) return std::nullopt;
+    return i++;
+  };
+}
+
+// A value derived from the input, so that a result that is torn or sent to
+// the wrong place is caught.
+std::uint64_t transform(std::uint64_t x) {
+  return x * 0x9E3779B97F4A7C15ULL + 12345;
+}
+
+lfcore::farm_options options(unsigned nw, lfcore::scheduling policy, bool ordered = false) {
+  lfcore::farm_options o;
+  o.workers = nw;
+  o.policy = policy;
+  o.ordered = ordered;
+  return o;
+}
+
+struct scheduling_case {
+  lfcore::scheduling policy;
+  bool ordered;
+};
+
+class farm_exactly_once : public ::testing::TestWithParam<scheduling_case> {};
+
+TEST_P(farm_exactly_once, every_task_once_for_nw_1_to_8) {
+  const auto [policy, ordered] = GetParam();
+  for (unsigned nw = 1; nw <= 8; ++nw) {
+    lfcore::farm<std::uint64_t> f(transform, options(nw, policy, ordered));
+    std::vector<std::uint8_t> seen(big_stream, 0);
+    std::uint64_t count = 0, expected_next = 0;
+    bool in_order = true;
+    std::uint64_t wrong = 0;
+    // The inverse of transform's multiplier modulo 2^64 recovers the input.
+    constexpr std::uint64_t inverse = 0xF1DE83E19937733DULL;
+    f.run_and_wait(counting_source(big_stream), [&](std::uint64_t r) {
+      const std::uint64_t x = (r - 12345) * inverse;
+      if (x >= big_stream) {
+        ++wrong;
+        return;
+      }
+      ++seen[x];
+      ++count;
+      if (x != expected_next++) in_order = false;
+    });
+    ASSERT_EQ(wrong, 0u) << "nw " << nw;
+    ASSERT_EQ(count, big_stream) << "nw " << nw;
+    for (std::uint64_t i = 0; i < big_stream; ++i) ASSERT_EQ(seen[i], 1) << "task " << i << ", nw " << nw;
+    if (ordered) {
+      EXPECT_TRUE(in_order) << "nw " << nw;
+    }
+    const lfcore::farm_sensors s = f.sensors();
+    EXPECT_EQ(s.arrivals, big_stream);
+    EXPECT_EQ(s.completed, big_stream);
+    std::uint64_t tasks = 0;
+    for (const auto& w : s.workers) tasks += w.tasks;
+    EXPECT_EQ(tasks, big_stream);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(modes, farm_exactly_once,
+                         ::testing::Values(scheduling_case{lfcore::scheduling::round_robin, false},
+                                           scheduling_case{lfcore::scheduling::on_demand, false},
+                                           scheduling_case{lfcore::scheduling::round_robin, true},
+                                           scheduling_case{lfcore::scheduling::on_demand, true}),
+                         [](const auto& param_info) {
+                           return std::string(param_info.param.policy == lfcore::scheduling::on_demand
+                                                  ? "on_demand"
+                                                  : "round_robin") +
+                                  (param_info.param.ordered ? "_ordered" : "");
+                         });
+
+// Tasks of very uneven cost, so that results finish far out of order.
+TEST(farm, ordered_mode_restores_order_of_uneven_tasks) {
+  lfcore::farm<int> f(
+      [](int x) {
+        if (x % 7 == 0) std::this_thread::sleep_for(50us);
+        return x;
+      },
+      options(4, lfcore::scheduling::round_robin, true));
+  std::vector<int> out;
+  f.run_and_wait(counting_source(5000), [&](int x) { out.push_back(x); });
+  std::vector<int> expected(5000);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(out, expected);
+}
+
+TEST(farm, without_collector_runs_every_task) {
+  std::atomic<std::uint64_t> sum{0};
+  lfcore::farm<std::uint64_t, void> f([&](std::uint64_t x) { sum.fetch_add(x); },
+                                      options(3, lfcore::scheduling::on_demand));
+  f.run_and_wait(counting_source(100000));
+  EXPECT_EQ(sum.load(), 100000ull * 99999 / 2);
+  EXPECT_EQ(f.sensors().completed, 100000u);
+}
+
+TEST(farm, runs_again_after_a_run) {
+  lfcore::farm<int> f([](int x) { return x + 1; }, options(2, lfcore::scheduling::on_demand));
+  for (int run = 0; run < 5; ++run) {
+    long sum = 0;
+    f.run_and_wait(counting_source(1000), [&](int x) { sum += x; });
+    EXPECT_EQ(sum, 1000L * 1001 / 2);
+  }
+}
+
+TEST(farm, empty_stream_ends) {
+  lfcore::farm<int> f([](int x) { return x; }, options(4, lfcore::scheduling::round_robin, true));
+  int n = 0;
+  f.run_and_wait([]() -> std::optional<int> { return std::nullopt; }, [&](int) { ++n; });
+  EXPECT_EQ(n, 0);
+}
+
+TEST(farm, move_only_tasks_and_results) {
+  lfcore::farm<std::unique_ptr<int>> f([](std::unique_ptr<int> p) {
+    *p *= 2;
+    return p;
+  }, options(3, lfcore::scheduling::on_demand, true));
+  int i = 0;
+  std::vector<int> out;
+  f.run_and_wait(
+      [&]() -> std::optional<std::unique_ptr<int>> {
+        if (i == 1000) return std::nullopt;
+        return std::make_unique<int>(i++);
+      },
+      [&](std::unique_ptr<int> p) { out.push_back(*p); });
+  ASSERT_EQ(out.size(), 1000u);
+  for (int k = 0; k < 1000; ++k) EXPECT_EQ(out[k], 2 * k);
+}
+
+TEST(farm, from_range_source) {
+  const std::vector<int> in{5, 6, 7, 8};
+  lfcore::farm<int> f([](int x) { return x * 10; }, options(2, lfcore::scheduling::on_demand, true));
+  std::vector<int> out;
+  f.run_and_wait(lfcore::from_range(in.begin(), in.end()), [&](int x) { out.push_back(x); });
+  EXPECT_EQ(out, (std::vector<int>{50, 60, 70, 80}));
+}
+
+TEST(farm, invalid_options_are_rejected) {
+  auto id = [](int x) { return x; };
+  lfcore::farm_options o;
+  o.workers = 0;
+  EXPECT_THROW((lfcore::farm<int>(id, o)), std::invalid_argument);
+  o = {};
+  o.capacity = 0;
+  EXPECT_THROW((lfcore::farm<int>(id, o)), std::invalid_argument);
+  o = {};
+  o.prefetch = 0;
+  EXPECT_THROW((lfcore::farm<int>(id, o)), std::invalid_argument);
+  o = {};
+  o.pinning.kind = lfcore::pinning::list;
+  EXPECT_THROW((lfcore::farm<int>(id, o)), std::invalid_argument);
+  EXPECT_THROW((lfcore::farm<int>(nullptr)), std::invalid_argument);
+}
+
+TEST(farm, a_second_concurrent_run_is_refused) {
+  std::atomic<bool> go{false};
+  lfcore::farm<int> f([&](int x) {
+    while (!go.load()) std::this_thread::yield();
+    return x;
+  }, options(1, lfcore::scheduling::on_demand));
+  std::thread first([&] { f.run_and_wait(counting_source(10), [](int) {}); });
+  while (!f.sensors().running) std::this_thread::yield();
+  EXPECT_THROW(f.run_and_wait(counting_source(10), [](int) {}), std::logic_error);
+  go = true;
+  first.join();
+}
+
+// ------------------------------------------------------------ freeze / thaw
+
+// Freeze and thaw at random while a stream runs: nothing lost, duplicated or
+// (in ordered mode) reordered.
+class farm_freeze_thaw : public ::testing::TestWithParam<scheduling_case> {};
+
+TEST_P(farm_freeze_thaw, storm_keeps_exactly_once_and_order) {
+  const auto [policy, ordered] = GetParam();
+  constexpr std::uint64_t n = big_stream / 5;
+  lfcore::farm<std::uint64_t> f(transform, options(6, policy, ordered));
+  std::atomic<bool> done{false};
+  std::atomic<int> changes{0};
+  std::thread storm([&] {
+    std::mt19937 rng(7);
+    while (!done.load()) {
+      f.set_active_workers(1 + static_cast<unsigned>(rng() % 6));
+      changes.fetch_add(1);
+      std::this_thread::sleep_for(std::chrono::microseconds(rng() % 200));
+    }
+  });
+  std::vector<std::uint8_t> seen(n, 0);
+  std::uint64_t expected_next = 0, count = 0;
+  bool in_order = true;
+  constexpr std::uint64_t inverse = 0xF1DE83E19937733DULL;
+  f.run_and_wait(counting_source(n), [&](std::uint64_t r) {
+    const std::uint64_t x = (r - 12345) * inverse;
+    ASSERT_LT(x, n);
+    ++seen[x];
+    ++count;
+    if (x != expected_next++) in_order = false;
+  });
+  done = true;
+  storm.join();
+  EXPECT_GT(changes.load(), 10);
+  EXPECT_EQ(count, n);
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(seen[i], 1) << i;
+  if (ordered) {
+    EXPECT_TRUE(in_order);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(modes, farm_freeze_thaw,
+                         ::testing::Values(scheduling_case{lfcore::scheduling::round_robin, false},
+                                           scheduling_case{lfcore::scheduling::on_demand, true}),
+                         [](const auto& param_info) {
+                           return std::string(param_info.param.ordered ? "on_demand_ordered" : "round_robin");
+                         });
+
+// After set_active_workers(1) returns, a frozen worker gets at most one more
+// task (a send that read the old count), and thawed workers get tasks again.
+TEST(farm, frozen_workers_get_no_new_tasks_and_thawed_ones_do) {
+  lfcore::farm<int, void> f([](int) { std::this_thread::sleep_for(20us); },
+                            options(3, lfcore::scheduling::on_demand));
+  std::atomic<int> produced{0};
+  std::atomic<bool> stop{false};
+  std::thread run([&] {
+    f.run_and_wait([&]() -> std::optional<int> {
+      if (stop.load()) return std::nullopt;
+      return produced.fetch_add(1);
+    });
+  });
+  while (produced.load() < 200) std::this_thread::yield();
+  EXPECT_EQ(f.set_active_workers(1), 1u);
+  const lfcore::farm_sensors at_freeze = f.sensors();
+  const int mark = produced.load();
+  while (produced.load() < mark + 500) std::this_thread::yield();
+  const lfcore::farm_sensors frozen = f.sensors();
+  for (unsigned i = 1; i < 3; ++i) {
+    EXPECT_FALSE(frozen.workers[i].active);
+    EXPECT_LE(frozen.workers[i].sent, at_freeze.workers[i].sent + 1) << "worker " << i;
+  }
+  EXPECT_EQ(f.set_active_workers(99), 3u); // clamped
+  const int mark2 = produced.load();
+  while (produced.load() < mark2 + 500) std::this_thread::yield();
+  const lfcore::farm_sensors thawed = f.sensors();
+  for (unsigned i = 1; i < 3; ++i) EXPECT_GT(thawed.workers[i].sent, frozen.workers[i].sent + 10);
+  stop = true;
+  run.join();
+}
+
+// A farm whose source waits sleeps: its threads park (this process uses
+// little CPU in the meantime). Frozen workers are parked the same way.
+TEST(farm, idle_farm_uses_no_cpu) {
+  auto cpu_seconds = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+  };
+  lfcore::farm<int> f([](int x) { return x; }, options(4, lfcore::scheduling::on_demand));
+  f.set_active_workers(2);
+  double cpu = 0;
+  int calls = 0;
+  f.run_and_wait(
+      [&]() -> std::optional<int> {
+        if (calls++ == 1) {
+          const double before = cpu_seconds();
+          std::this_thread::sleep_for(400ms);
+          cpu = cpu_seconds() - before;
+        }
+        if (calls > 2) return std::nullopt;
+        return calls;
+      },
+      [](int) {});
+  EXPECT_LT(cpu, 0.1) << "seconds of CPU while the farm idled for 0.4 s";
+}
+
+TEST(farm, repin_moves_the_workers) {
+  if (lfcore::topology().hardware_threads < 2) GTEST_SKIP() << "one CPU";
+  std::atomic<int> last_cpu{-1};
+  std::atomic<bool> stop{false};
+  lfcore::farm<int, void> f([&](int) { last_cpu.store(sched_getcpu()); },
+                            options(2, lfcore::scheduling::on_demand));
+  const unsigned target = lfcore::topology().compact_order.back();
+  std::thread run([&] {
+    f.run_and_wait([&]() -> std::optional<int> {
+      if (stop.load()) return std::nullopt;
+      std::this_thread::sleep_for(10us);
+      return 1;
+    });
+  });
+  lfcore::pin_policy p;
+  p.kind = lfcore::pinning::list;
+  p.cpus = {target};
+  f.repin(p);
+  std::this_thread::sleep_for(50ms); // every worker has finished a task since
+  int off_target = 0;
+  for (int k = 0; k < 200; ++k) {
+    std::this_thread::sleep_for(100us);
+    if (last_cpu.load() != static_cast<int>(target)) ++off_target;
+  }
+  stop = true;
+  run.join();
+  EXPECT_EQ(off_target, 0);
+}
+
+// ------------------------------------------------------------ exceptions
+
+// Counts live instances: nothing leaks when a run stops half-way.
+struct tracked {
+  static inline std::atomic<long> live{0};
+  int value;
+  explicit tracked(int v) : value(v) { ++live; }
+  tracked(tracked&& o) noexcept : value(o.value) { ++live; }
+  tracked& operator=(tracked&&) = default;
+  ~tracked() { --live; }
+};
+
+TEST(farm, worker_exception_stops_the_farm_and_is_rethrown) {
+  for (bool ordered : {false, true}) {
+    {
+      lfcore::farm<tracked> f(
+          [](tracked t) {
+            if (t.value == 5000) throw std::runtime_error("task 5000");
+            return t;
+          },
+          options(4, lfcore::scheduling::round_robin, ordered));
+      int i = 0;
+      try {
+        f.run_and_wait(
+            [&]() -> std::optional<tracked> {
+              if (i == 1'000'000) return std::nullopt;
+              return tracked(i++);
+            },
+            [](tracked) {});
+        FAIL() << "no exception";
+      } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "task 5000");
+      }
+      EXPECT_LT(i, 1'000'000) << "the source kept going after the failure";
+      EXPECT_EQ(tracked::live.load(), 0) << "tasks or results leaked";
+      // The farm is usable again.
+      int sum = 0;
+      f.run_and_wait(
+          [&, k = 0]() mutable -> std::optional<tracked> {
+            if (k == 10) return std::nullopt;
+            return tracked(k++);
+          },
+          [&](tracked t) { sum += t.value; });
+      EXPECT_EQ(sum, 45);
+    }
+    EXPECT_EQ(tracked::live.load(), 0);
+  }
+}
+
+TEST(farm, source_and_sink_exceptions_are_rethrown) {
+  lfcore::farm<int> f([](int x) { return x; }, options(2, lfcore::scheduling::on_demand));
+  int i = 0;
+  EXPECT_THROW(f.run_and_wait(
+                   [&]() -> std::optional<int> {
+                     if (i == 100) throw std::out_of_range("source");
+                     return i++;
+                   },
+                   [](int) {}),
+               std::out_of_range);
+  EXPECT_THROW(f.run_and_wait(counting_source(100000),
+                              [](int x) {
+                                if (x == 50) throw std::length_error("sink");
+                              }),
+               std::length_error);
+}
+
+// ------------------------------------------------------------ feedback
+
+// Master-worker: each result below a bound sends two new tasks back, a
+// binary tree of known size; the stream ends when no task is in flight.
+TEST(farm, feedback_loop_terminates_with_every_task) {
+  for (auto policy : {lfcore::scheduling::round_robin, lfcore::scheduling::on_demand}) {
+    lfcore::farm<std::uint64_t> f([](std::uint64_t x) { return x; }, options(3, policy));
+    constexpr std::uint64_t roots = 100, depth_nodes = (1u << 10) - 1; // nodes of a tree of depth 10
+    std::uint64_t results = 0;
+    f.run_with_feedback(counting_source(roots), [&](std::uint64_t node, const auto& submit) {
+      ++results;
+      // node encodes (root, index in a heap-numbered tree): children 2i+1, 2i+2.
+      const std::uint64_t index = node / roots, root = node % roots;
+      for (std::uint64_t c = 2 * index + 1; c <= 2 * index + 2; ++c)
+        if (c < depth_nodes) submit(c * roots + root);
+    });
+    EXPECT_EQ(results, roots * depth_nodes);
+  }
+}
+
+// ------------------------------------------------------------ pipeline
+
+TEST(pipeline, sequential_stages_and_nested_ordered_farms_keep_order) {
+  lfcore::farm<int> square([](int x) { return x * x; }, options(3, lfcore::scheduling::on_demand, true));
+  lfcore::farm<long, std::string> show([](long x) { return std::to_string(x); },
+                                       options(2, lfcore::scheduling::round_robin, true));
+  std::vector<std::string> out;
+  lfcore::make_pipeline(counting_source(20000), 64)
+      .then([](std::uint64_t x) { return static_cast<int>(x); })
+      .then(square)
+      .then([](int x) { return static_cast<long>(x) + 1; })
+      .then(show)
+      .run_and_wait([&](std::string s) { out.push_back(std::move(s)); });
+  ASSERT_EQ(out.size(), 20000u);
+  for (int i = 0; i < 20000; ++i) ASSERT_EQ(out[i], std::to_string(static_cast<long>(i) * i + 1));
+}
+
+TEST(pipeline, unordered_farm_stage_delivers_each_item_once) {
+  lfcore::farm<std::uint64_t> f(transform, options(4, lfcore::scheduling::on_demand));
+  std::vector<std::uint8_t> seen(100000, 0);
+  constexpr std::uint64_t inverse = 0xF1DE83E19937733DULL;
+  lfcore::make_pipeline(counting_source(100000))
+      .then(f)
+      .then([](std::uint64_t r) { return (r - 12345) * inverse; })
+      .run_and_wait([&](std::uint64_t x) { ++seen.at(x); });
+  for (auto s : seen) ASSERT_EQ(s, 1);
+}
+
+TEST(pipeline, a_failing_stage_stops_everything_and_is_rethrown) {
+  lfcore::farm<tracked> f([](tracked t) { return t; }, options(2, lfcore::scheduling::on_demand));
+  int produced = 0;
+  EXPECT_THROW(lfcore::make_pipeline(
+                   [&]() -> std::optional<tracked> {
+                     if (produced == 1'000'000) return std::nullopt;
+                     return tracked(produced++);
+                   },
+                   16)
+                   .then(f)
+                   .then([](tracked t) {
+                     if (t.value == 3000) throw std::runtime_error("stage");
+                     return t;
+                   })
+                   .run_and_wait([](tracked) {}),
+               std::runtime_error);
+  EXPECT_LT(produced, 1'000'000);
+  EXPECT_EQ(tracked::live.load(), 0);
+  // A failing sink stops the stages before it.
+  produced = 0;
+  EXPECT_THROW(lfcore::make_pipeline(
+                   [&]() -> std::optional<tracked> {
+                     if (produced == 1'000'000) return std::nullopt;
+                     return tracked(produced++);
+                   },
+                   16)
+                   .then(f)
+                   .run_and_wait([](tracked t) {
+                     if (t.value == 100) throw std::logic_error("sink");
+                   }),
+               std::logic_error);
+  EXPECT_LT(produced, 1'000'000);
+  EXPECT_EQ(tracked::live.load(), 0);
+  EXPECT_THROW(lfcore::make_pipeline(counting_source(1), 0), std::invalid_argument);
+}
+
+// ------------------------------------------------------------ model
+
+TEST(farm_model, service_time_speedup_and_workers) {
+  lfcore::farm_model m{1e-6, 10e-6, 2e-6};
+  EXPECT_DOUBLE_EQ(m.service_time(1), 10e-6);
+  EXPECT_DOUBLE_EQ(m.service_time(4), 2.5e-6);
+  EXPECT_DOUBLE_EQ(m.service_time(8), 2e-6); // the collector is the bottleneck
+  EXPECT_DOUBLE_EQ(m.speedup(4), 4.0);
+  EXPECT_DOUBLE_EQ(m.efficiency(8), 10.0 / 2 / 8);
+  EXPECT_EQ(m.workers_for(5e-6), 2u);
+  EXPECT_EQ(m.workers_for(3e-6), 4u);
+  EXPECT_EQ(m.workers_for(10e-6), 1u);
+  EXPECT_EQ(m.workers_for(0), 1u);
+  EXPECT_NEAR(m.completion_time(1000, 4), 1000 * 2.5e-6 + 13e-6, 1e-12);
+}
+
+TEST(farm_model, measured_from_sensors) {
+  lfcore::farm<int, void> f([](int) { std::this_thread::sleep_for(200us); },
+                            options(2, lfcore::scheduling::on_demand));
+  const lfcore::farm_sensors before = f.sensors();
+  f.run_and_wait(counting_source(200));
+  const lfcore::farm_sensors after = f.sensors();
+  const lfcore::farm_model m = lfcore::farm_model::measured(before, after);
+  EXPECT_GE(m.t_worker, 200e-6); // a sleep lasts at least its time
+  EXPECT_LT(m.t_worker, 50e-3);
+}
+
+} // namespace

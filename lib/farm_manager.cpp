@@ -34,6 +34,8 @@ farm_manager::farm_manager(farm_base& farm, farm_contract contract, manager_opti
   if (contract_.type != farm_contract::kind::keep_up && !(contract_.value > 0))
     throw std::invalid_argument("lfcore::farm_manager: the contract's value must be positive");
   if (options_.default_rules) install_default_rules();
+  previous_ = farm_.sensors(); // step() before start() measures from here
+  started_ = previous_.time;
 }
 
 farm_manager::~farm_manager() {

@@ -10,6 +10,7 @@
 namespace runner {
 int uts_children(std::uint64_t id, int depth);
 std::uint64_t uts_child(std::uint64_t id, int k);
+std::uint64_t farm_work(std::uint64_t seed, std::uint64_t iterations);
 } // namespace runner
 
 namespace runner::omp {
@@ -72,6 +73,25 @@ std::uint64_t sum_for(int threads, std::uint64_t n, std::uint64_t grain) {
   const long long count = static_cast<long long>(n);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, grain) reduction(+ : sum)
   for (long long i = 0; i < count; ++i) sum += static_cast<std::uint64_t>(i) * 3 + 1;
+  return sum;
+}
+
+// The farm sweep's OpenMP contender: one thread creates a task per item.
+std::uint64_t farm(int threads, std::uint64_t tasks, std::uint64_t iterations) {
+  std::uint64_t sum = 0;
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+  {
+    for (std::uint64_t i = 0; i < tasks; ++i) {
+#pragma omp task firstprivate(i) shared(sum)
+      {
+        const std::uint64_t r = farm_work(i, iterations);
+#pragma omp atomic
+        sum += r;
+      }
+    }
+#pragma omp taskwait
+  }
   return sum;
 }
 

@@ -149,6 +149,34 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
       md << "\n";
     }
 
+    if (!s.sequential.empty()) {
+      const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+      md << "\nEfficiency against the ideal (min(threads, " << cores << " cores) x the "
+         << s.sequential << "'s rate at the same point), and overhead per task: "
+            "min(threads, cores) / throughput - 1 / sequential rate, in ns\n\n| threads |";
+      for (const auto& c : s.contenders)
+        if (c.name != s.sequential) md << " " << c.name << " |";
+      md << "\n|---:|";
+      for (std::size_t i = 1; i < s.contenders.size(); ++i) md << "---:|";
+      md << "\n";
+      for (int t : s.threads) {
+        const double busy = std::min<double>(t, cores);
+        const double seq = med[s.sequential][t] * s.unit;
+        md << "| " << t << " |";
+        for (const auto& c : s.contenders) {
+          if (c.name == s.sequential) continue;
+          const double rate = med[c.name][t] * s.unit;
+          if (rate <= 0 || seq <= 0) {
+            md << " - |";
+            continue;
+          }
+          md << " " << fmt(rate / (busy * seq)) << " (" << fmt((busy / rate - 1 / seq) * 1e9, 0)
+             << " ns) |";
+        }
+        md << "\n";
+      }
+    }
+
     // One plot per quantity: a .dat with a column per contender, its .gp, the PNG.
     auto plot = [&](const std::string& file, const std::string& title, const std::string& ylabel,
                     auto value) {

@@ -36,6 +36,10 @@ struct sweep {
   double unit = 1e6; // the report divides operations per second by this
   std::string unit_name = "Mops/s";
   std::string baseline = {}; // a contender's name: the report also plots speedups over it
+  /// A contender that runs the same tasks in a plain loop on one thread: the
+  /// report adds efficiency against the ideal, min(threads, cores) times its
+  /// rate at the same point, and the overhead per task.
+  std::string sequential = {};
 };
 
 struct measurement {
@@ -70,6 +74,10 @@ std::vector<sweep> queue_sweeps(const options& opt);
 std::vector<sweep> map_sweeps(const options& opt);
 std::vector<sweep> atom_sweeps(const options& opt);
 std::vector<sweep> pool_sweeps(const options& opt);
+std::vector<sweep> farm_sweeps(const options& opt);
+/// Runs the autonomic manager under stepped arrivals; writes farm_manager.md,
+/// its CSV trace and plot into opt.out.
+void farm_manager_report(const options& opt);
 /// Memory after filling each map contender with --map-keys keys.
 memory_table map_bytes_per_key(const options& opt);
 /// Memory per atom after the atom benchmark's workload on one thread.

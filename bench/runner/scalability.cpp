@@ -106,6 +106,7 @@ int main(int argc, char** argv) try {
   for (auto& s : map_sweeps(opt)) all.push_back(std::move(s));
   for (auto& s : atom_sweeps(opt)) all.push_back(std::move(s));
   for (auto& s : pool_sweeps(opt)) all.push_back(std::move(s));
+  for (auto& s : farm_sweeps(opt)) all.push_back(std::move(s));
   for (auto& s : all) {
     if (s.name.rfind(opt.only, 0) != 0) continue; // --only: a prefix of the sweep name
     std::erase_if(s.contenders, [&](const contender& c) {
@@ -148,6 +149,7 @@ int main(int argc, char** argv) try {
     memory.push_back(atom_bytes(opt));
   }
   write_report(opt, sweeps, results, memory);
+  if (ran("farm_")) farm_manager_report(opt);
   std::fprintf(stderr, "report: %s/report.md\n", opt.out.c_str());
   return 0;
 } catch (const std::exception& e) {

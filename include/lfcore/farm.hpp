@@ -61,6 +61,7 @@
 #include "lfcore/backoff.hpp"
 #include "lfcore/cache_padded.hpp"
 #include "lfcore/config.hpp"
+#include "lfcore/detail/fence.hpp"
 #include "lfcore/eventcount.hpp"
 #include "lfcore/spsc_queue.hpp"
 #include "lfcore/topology.hpp"
@@ -91,7 +92,12 @@ enum class scheduling { round_robin, on_demand };
 
 struct farm_options {
   unsigned workers = std::thread::hardware_concurrency(); ///< nw, at least 1
-  scheduling policy = scheduling::on_demand;
+  /// Round-robin is the default: on a machine where the emitter and the
+  /// collector share cores with the workers, on-demand's short queues make
+  /// the emitter wait (and yield its core) every few tasks - 0.4-0.9x the
+  /// throughput of round-robin for 1-10 us tasks on the 2-core reference
+  /// machine (bench/results/farm). On-demand pays off when task costs vary.
+  scheduling policy = scheduling::round_robin;
   std::size_t prefetch = 2;   ///< on_demand: tasks waiting per worker, at least 1
   std::size_t capacity = 512; ///< slots of each channel, at least 1 (rounded up to 2^k)
   bool ordered = false;       ///< deliver results in input order
@@ -193,7 +199,7 @@ protected:
       // (eventcount's [ec.notify]). Either the notifier sees us counted as a
       // waiter and wakes us, or our re-check below sees its change (a push, a
       // pop, a close, stop_, active_).
-      std::atomic_thread_fence(std::memory_order_seq_cst);
+      detail::full_fence();
       const bool ok = ready(); // once: ready() may act
       if (ok || stopped()) {
         ec.cancel_wait();
@@ -307,6 +313,20 @@ private:
   };
 
   static std::size_t ring_size(std::size_t n) { return std::bit_ceil(n < 2 ? std::size_t{2} : n); }
+
+  // The consumer of a channel wakes its producer (who may wait for room)
+  // after every k-th pop only. A producer that found a ring of
+  // spsc_queue::refill_min_capacity slots or more full pushes again only
+  // once refill_batch slots are free; so waking it on every pop would wake it
+  // refill_batch - 1 times for nothing - a futex wake each, measured at ~2 us
+  // per task with one worker. With k = refill_batch: a full ring drained by
+  // 2k pops passes two multiples of k, and at the second at least k slots
+  // are free, so a waiting producer is always woken with room (the ring
+  // holds at least 2k slots). Smaller rings (on-demand): every pop.
+  using element_queue = spsc_queue<task_item>;
+  static std::uint64_t pops_per_room_notify(std::size_t capacity) {
+    return capacity >= element_queue::refill_min_capacity ? element_queue::refill_batch : 1;
+  }
 
   template <class Source, class Sink>
   void run(Source& source, Sink* sink, feedback_hook* feedback) {
@@ -424,6 +444,8 @@ private:
     worker_control& c = control(i);
     unsigned epoch = 0;
     pin_self(i + 1, epoch);
+    const std::uint64_t room_every = pops_per_room_notify(l.input.capacity());
+    std::uint64_t popped = 0;
     std::uint64_t done = c.tasks.load(std::memory_order_relaxed);
     std::uint64_t busy = c.busy_ns.load(std::memory_order_relaxed);
     clock::time_point last = clock::now();
@@ -434,7 +456,7 @@ private:
           if (!wait_for_task(c, l, t)) break;
           last = clock::now(); // idle time is not busy time
         }
-        emitter_wake_.notify_one(); // a slot freed: the emitter may wait for room
+        if (++popped % room_every == 0) emitter_wake_.notify_one(); // the emitter may wait for room
         if (stopped()) break;
         if constexpr (std::is_void_v<Out>) {
           worker_(std::move(t->value));
@@ -508,10 +530,12 @@ private:
       --open;
       return true;
     };
+    const std::uint64_t room_every = pops_per_room_notify(lanes[0]->output.capacity());
+    std::vector<std::uint64_t> taken(nw, 0);
     auto hand_over = [&](unsigned i) {
       result_item r = std::move(*head[i]);
       head[i].reset();
-      control(i).wake.notify_one(); // the worker may wait for output room
+      if (++taken[i] % room_every == 0) control(i).wake.notify_one(); // the worker may wait for room
       sink(std::move(r.value));
       completed_->store(++completed, std::memory_order_relaxed); // one writer
     };

@@ -1,0 +1,284 @@
+// bench/runner/sweeps_farm.cpp - lfcore::farm against oneTBB's
+// parallel_pipeline and OpenMP tasks (GCC's libgomp), and the autonomic
+// manager under a stepped arrival rate.
+//
+// farm_grain_<g>us: a stream of tasks of g microseconds of computation each
+// (a calibrated chain of multiply-adds, so that a task descheduled past the
+// core count still costs its full work) through nw workers, the results
+// summed by a sink and checked. Every contender has the same three parts:
+//   lfcore farm          source -> emitter -> nw workers -> collector -> sum
+//   oneTBB pipeline      serial_in_order source filter -> parallel work filter
+//                        -> serial_out_of_order sum filter, 4 x nw tokens, in a
+//                        task_arena of nw threads
+//   OpenMP tasks         one thread of a team of nw creates a task per item,
+//                        each task adds its result to a reduction
+//   sequential loop      the same tasks in a plain loop on one thread
+// One operation = one task. The report's efficiency table compares with the
+// ideal farm: min(nw, cores) times the sequential loop's rate at that point
+// (the calibration only sets the grain's order of magnitude).
+//
+// farm_manager_trace (written beside the report, not a sweep): a keep_up
+// contract, workers that sleep 2 ms (so that up to 8 overlap on 2 cores),
+// arrivals stepping 900 -> 450 -> 1300 -> 600 microseconds apart.
+#include "harness.hpp"
+
+#include <lfcore/farm.hpp>
+#include <lfcore/farm_manager.hpp>
+#include <lfcore/farm_model.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#if defined(LFCORE_HAVE_TBB)
+#include <oneapi/tbb/parallel_pipeline.h>
+#include <oneapi/tbb/task_arena.h>
+#endif
+
+namespace runner::omp {
+bool available();
+std::uint64_t farm(int threads, std::uint64_t tasks, std::uint64_t iterations);
+} // namespace runner::omp
+
+namespace runner {
+
+// g microseconds of work: a dependent chain the compiler cannot shorten.
+std::uint64_t farm_work(std::uint64_t seed, std::uint64_t iterations) {
+  std::uint64_t x = seed | 1;
+  for (std::uint64_t i = 0; i < iterations; ++i) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+  return x >> 40;
+}
+
+namespace {
+
+// Iterations of farm_work per microsecond on this machine (median of 5).
+double iterations_per_us() {
+  static const double rate = [] {
+    std::vector<double> r;
+    for (int k = 0; k < 5; ++k) {
+      const auto start = std::chrono::steady_clock::now();
+      volatile std::uint64_t sink = farm_work(7, 20'000'000);
+      (void)sink;
+      r.push_back(20e6 / std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(r.begin(), r.end());
+    return r[2];
+  }();
+  return rate;
+}
+
+std::uint64_t expected_sum(std::uint64_t tasks, std::uint64_t iterations) {
+  std::uint64_t s = 0;
+  for (std::uint64_t i = 0; i < tasks; ++i) s += farm_work(i, iterations);
+  return s;
+}
+
+template <class F>
+double tasks_per_second(std::uint64_t tasks, F run) {
+  const auto start = std::chrono::steady_clock::now();
+  run();
+  return static_cast<double>(tasks) /
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void check(bool ok, const std::string& what) {
+  if (!ok) throw std::runtime_error("farm sweep: wrong sum from " + what);
+}
+
+double lfcore_farm(lfcore::scheduling policy, int threads, std::uint64_t tasks, std::uint64_t iters,
+                   std::uint64_t expect) {
+  lfcore::farm_options o;
+  o.workers = static_cast<unsigned>(threads);
+  o.policy = policy;
+  lfcore::farm<std::uint64_t> f([iters](std::uint64_t i) { return farm_work(i, iters); }, o);
+  std::uint64_t sum = 0;
+  const double rate = tasks_per_second(tasks, [&] {
+    f.run_and_wait(
+        [i = std::uint64_t{0}, tasks]() mutable -> std::optional<std::uint64_t> {
+          if (i == tasks) return std::nullopt;
+          return i++;
+        },
+        [&](std::uint64_t r) { sum += r; });
+  });
+  check(sum == expect, "lfcore farm");
+  return rate;
+}
+
+void write_manager_trace(const options& opt) {
+  namespace fs = std::filesystem;
+  struct phase {
+    double until; // seconds
+    double gap;   // T_A, seconds
+  };
+  const double scale = opt.quick ? 0.5 : 1.0;
+  const std::vector<phase> phases{{3 * scale, 900e-6}, {6 * scale, 450e-6}, {9 * scale, 1300e-6},
+                                  {12 * scale, 600e-6}};
+  lfcore::farm_options o;
+  o.workers = 8;
+  lfcore::farm<int, void> f([](int) { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }, o);
+  f.set_active_workers(1);
+  fs::create_directories(opt.out);
+  const fs::path csv_path = fs::path(opt.out) / "farm_manager_trace.csv";
+  std::ofstream csv(csv_path);
+  lfcore::manager_options mo;
+  mo.trace = &csv;
+  lfcore::farm_manager m(f, lfcore::farm_contract::keep_up(), mo);
+  using clock = std::chrono::steady_clock;
+  const clock::time_point start = clock::now();
+  clock::time_point next = start;
+  std::fprintf(stderr, "[farm_manager_trace] %.0f s of stepped arrivals\n", phases.back().until);
+  m.start();
+  f.run_and_wait([&]() -> std::optional<int> {
+    const double t = std::chrono::duration<double>(next - start).count();
+    auto p = std::find_if(phases.begin(), phases.end(), [t](const phase& x) { return t < x.until; });
+    if (p == phases.end()) return std::nullopt;
+    std::this_thread::sleep_until(next);
+    next += std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(p->gap));
+    return 1;
+  });
+  m.stop();
+  csv.close();
+
+  // Per phase: the model's nw from the phase's mean T_w, the workers at the
+  // end, the most workers in the last half, reversals and violations.
+  const auto trace = m.trace();
+  std::ofstream md(fs::path(opt.out) / "farm_manager.md");
+  md << "# Autonomic manager under stepped arrivals\n\n"
+     << "Contract keep_up; period 50 ms; workers sleep 2 ms per task; trace: "
+        "`farm_manager_trace.csv` (one row per period).\n\n"
+     << "| phase | T_A (us) | mean T_w (us) | ceil(T_w/T_A) | nw at the end | most nw, 2nd half | "
+        "changes | reversals | periods violated |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  double from = 0;
+  int last_direction = 0;
+  unsigned last_nw = 1;
+  for (std::size_t k = 0; k < phases.size(); ++k) {
+    double tw = 0;
+    int n = 0, changes = 0, reversals = 0, violated = 0;
+    unsigned end_nw = last_nw, most = 0;
+    for (const auto& r : trace) {
+      if (r.state.time <= from || r.state.time > phases[k].until) continue;
+      if (r.state.service_time > 0) {
+        tw += r.state.service_time;
+        ++n;
+      }
+      violated += !r.state.contract_met;
+      if (r.workers_after != end_nw) {
+        const int d = r.workers_after > end_nw ? 1 : -1;
+        ++changes;
+        if (last_direction != 0 && d != last_direction) ++reversals;
+        last_direction = d;
+      }
+      end_nw = r.workers_after;
+      if (r.state.time > (from + phases[k].until) / 2) most = std::max(most, r.workers_after);
+    }
+    tw = n ? tw / n : 0;
+    md << "| " << k + 1 << " | " << phases[k].gap * 1e6 << " | " << std::lround(tw * 1e6) << " | "
+       << std::ceil(tw / phases[k].gap - 1e-9) << " | " << end_nw << " | " << most << " | " << changes
+       << " | " << reversals << " | " << violated << " |\n";
+    from = phases[k].until;
+    last_nw = end_nw;
+  }
+  md << "\nReversals in all: " << m.reversals() << ".\n";
+  if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) {
+    std::ofstream g(fs::path(opt.out) / "farm_manager_trace.gp");
+    g << "set terminal pngcairo size 900,540 noenhanced\nset output 'farm_manager_trace.png'\n"
+      << "set datafile separator ','\nset title 'Autonomic farm: keep_up, stepped arrivals'\n"
+      << "set xlabel 'time (s)'\nset ylabel 'workers'\nset y2label 'T_A, T_w (us)'\n"
+      << "set ytics nomirror\nset y2tics\nset yrange [0:9]\nset y2range [0:*]\nset grid\n"
+      << "set key top left\n"
+      << "plot 'farm_manager_trace.csv' every ::1 using 1:15 with steps lw 2 title 'active workers',"
+      << " '' every ::1 using 1:10 with steps lw 1 dt 2 title 'model ceil(T_w/T_A x 1.1)',"
+      << " '' every ::1 using 1:3 axes x1y2 with lines title 'T_A (us)',"
+      << " '' every ::1 using 1:4 axes x1y2 with lines title 'T_w (us)'\n";
+    g.close();
+    if (std::system(("cd '" + opt.out + "' && gnuplot farm_manager_trace.gp").c_str()) == 0)
+      md << "\n![trace](farm_manager_trace.png)\n";
+  }
+}
+
+} // namespace
+
+std::vector<sweep> farm_sweeps(const options& opt) {
+  std::vector<sweep> out;
+  for (int grain_us : {1, 10, 100}) {
+    const auto iters = static_cast<std::uint64_t>(std::llround(grain_us * iterations_per_us()));
+    // About opt.seconds of work at the ideal rate on 2 workers.
+    const auto tasks = static_cast<std::uint64_t>(opt.seconds * 2e6 / grain_us);
+    const std::uint64_t expect = expected_sum(tasks, iters);
+    sweep s{"farm_grain_" + std::to_string(grain_us) + "us",
+            "Farm: tasks of " + std::to_string(grain_us) + " us, " + std::to_string(tasks) + " tasks",
+            "one task through source, worker and sink",
+            {}};
+    s.unit = 1e3;
+    s.unit_name = "k tasks/s";
+    s.sequential = "sequential loop";
+    s.contenders.push_back({s.sequential, false, [=](const point&) {
+                              std::uint64_t sum = 0;
+                              const double rate = tasks_per_second(tasks, [&] {
+                                for (std::uint64_t i = 0; i < tasks; ++i) sum += farm_work(i, iters);
+                              });
+                              check(sum == expect, "the sequential loop");
+                              return rate;
+                            }});
+    s.contenders.push_back({"lfcore farm (on-demand)", true, [=](const point& p) {
+                              return lfcore_farm(lfcore::scheduling::on_demand, p.threads, tasks, iters,
+                                                 expect);
+                            }});
+    s.contenders.push_back({"lfcore farm (round-robin)", true, [=](const point& p) {
+                              return lfcore_farm(lfcore::scheduling::round_robin, p.threads, tasks,
+                                                 iters, expect);
+                            }});
+#if defined(LFCORE_HAVE_TBB)
+    s.contenders.push_back(
+        {"oneTBB parallel_pipeline", false, [=](const point& p) {
+           tbb::task_arena arena(p.threads);
+           std::uint64_t sum = 0;
+           const double rate = tasks_per_second(tasks, [&] {
+             arena.execute([&] {
+               std::uint64_t i = 0;
+               tbb::parallel_pipeline(
+                   static_cast<std::size_t>(4 * p.threads),
+                   tbb::make_filter<void, std::uint64_t>(tbb::filter_mode::serial_in_order,
+                                                         [&](tbb::flow_control& fc) -> std::uint64_t {
+                                                           if (i == tasks) fc.stop();
+                                                           return i++;
+                                                         }) &
+                       tbb::make_filter<std::uint64_t, std::uint64_t>(
+                           tbb::filter_mode::parallel,
+                           [iters](std::uint64_t x) { return farm_work(x, iters); }) &
+                       tbb::make_filter<std::uint64_t, void>(tbb::filter_mode::serial_out_of_order,
+                                                             [&](std::uint64_t r) { sum += r; }));
+             });
+           });
+           check(sum == expect, "oneTBB parallel_pipeline");
+           return rate;
+         }});
+#endif
+    if (omp::available())
+      s.contenders.push_back({"OpenMP tasks (libgomp)", false, [=](const point& p) {
+                                std::uint64_t sum = 0;
+                                const double rate = tasks_per_second(
+                                    tasks, [&] { sum = omp::farm(p.threads, tasks, iters); });
+                                check(sum == expect, "OpenMP tasks");
+                                return rate;
+                              }});
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+void farm_manager_report(const options& opt) {
+  write_manager_trace(opt);
+}
+
+} // namespace runner

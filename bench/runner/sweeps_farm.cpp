@@ -27,6 +27,7 @@
 #include <lfcore/farm_model.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -114,6 +115,8 @@ double lfcore_farm(lfcore::scheduling policy, int threads, std::uint64_t tasks, 
   return rate;
 }
 
+void write_throttle_latency(std::ofstream& md);
+
 void write_manager_trace(const options& opt) {
   namespace fs = std::filesystem;
   struct phase {
@@ -189,6 +192,7 @@ void write_manager_trace(const options& opt) {
     last_nw = end_nw;
   }
   md << "\nReversals in all: " << m.reversals() << ".\n";
+  write_throttle_latency(md);
   if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) {
     std::ofstream g(fs::path(opt.out) / "farm_manager_trace.gp");
     g << "set terminal pngcairo size 900,540 noenhanced\nset output 'farm_manager_trace.png'\n"
@@ -204,6 +208,48 @@ void write_manager_trace(const options& opt) {
     if (std::system(("cd '" + opt.out + "' && gnuplot farm_manager_trace.gp").c_str()) == 0)
       md << "\n![trace](farm_manager_trace.png)\n";
   }
+}
+
+// How fast set_active_workers takes effect while 10 us tasks stream through
+// 4 workers (round-robin): thaw = time until the thawed worker 3 is sent a
+// task; freeze = tasks still sent to worker 3 after set_active_workers(1)
+// returned (the send that had already read the old count).
+void write_throttle_latency(std::ofstream& md) {
+  lfcore::farm_options o;
+  o.workers = 4;
+  const auto iters = static_cast<std::uint64_t>(std::llround(10 * iterations_per_us()));
+  lfcore::farm<std::uint64_t, void> f([iters](std::uint64_t i) { (void)farm_work(i, iters); }, o);
+  std::atomic<bool> stop{false};
+  std::thread run([&] {
+    f.run_and_wait([&, i = std::uint64_t{0}]() mutable -> std::optional<std::uint64_t> {
+      if (stop.load(std::memory_order_relaxed)) return std::nullopt;
+      return i++;
+    });
+  });
+  std::vector<double> thaw_us;
+  std::uint64_t worst_late_sends = 0;
+  for (int k = 0; k < 200; ++k) {
+    f.set_active_workers(1);
+    const std::uint64_t at_freeze = f.sensors().workers[3].sent;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    const std::uint64_t before = f.sensors().workers[3].sent;
+    worst_late_sends = std::max(worst_late_sends, before - at_freeze);
+    const auto start = std::chrono::steady_clock::now();
+    f.set_active_workers(4);
+    while (f.sensors().workers[3].sent == before) std::this_thread::yield();
+    thaw_us.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  stop = true;
+  run.join();
+  std::sort(thaw_us.begin(), thaw_us.end());
+  md << "\n## Freeze and thaw latency\n\n"
+     << "4 workers, 10 us tasks, round-robin, 200 freeze (to 1) / thaw (to 4) cycles while the "
+        "stream runs: the thawed worker 4 is sent its first task "
+     << std::lround(thaw_us[thaw_us.size() / 2]) << " us (median) after set_active_workers(4), "
+     << std::lround(thaw_us[thaw_us.size() * 99 / 100]) << " us at the 99th percentile, "
+     << std::lround(thaw_us.back()) << " us at worst; after set_active_workers(1) returned, "
+     << "a frozen worker was sent at most " << worst_late_sends << " more task(s).\n";
 }
 
 } // namespace

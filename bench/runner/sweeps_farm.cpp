@@ -117,6 +117,45 @@ double lfcore_farm(lfcore::scheduling policy, int threads, std::uint64_t tasks, 
 
 void write_throttle_latency(std::ofstream& md);
 
+// The notes' model beside the measurement: t_E and T_w from the farm's own
+// sensors, T_S = max{t_E, T_w / nw, t_C} (t_C not measured), predicted
+// against measured throughput.
+void write_model_table(std::ofstream& md) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  md << "\n## The performance model beside the measurement\n\n"
+     << "Round-robin farm; t_E = the emitter's time per task outside waits for room (source "
+        "included), T_w = busy time per task (task and channel costs), both from `farm_sensors`; "
+        "predicted T_S = max{t_E, T_w / min(nw, "
+     << cores << " cores)}; t_C is not measured.\n\n"
+     << "| grain | nw | t_E (ns) | T_w (ns) | predicted k tasks/s | measured k tasks/s | measured / "
+        "predicted |\n|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (int grain_us : {1, 10, 100}) {
+    const auto iters = static_cast<std::uint64_t>(std::llround(grain_us * iterations_per_us()));
+    const auto tasks = static_cast<std::uint64_t>(400'000 / grain_us);
+    for (unsigned nw : {1u, 2u, 4u}) {
+      lfcore::farm_options o;
+      o.workers = nw;
+      lfcore::farm<std::uint64_t> f([iters](std::uint64_t i) { return farm_work(i, iters); }, o);
+      std::uint64_t sum = 0;
+      const lfcore::farm_sensors before = f.sensors();
+      const double measured = tasks_per_second(tasks, [&] {
+        f.run_and_wait(
+            [i = std::uint64_t{0}, tasks]() mutable -> std::optional<std::uint64_t> {
+              if (i == tasks) return std::nullopt;
+              return i++;
+            },
+            [&](std::uint64_t r) { sum += r; });
+      });
+      const lfcore::farm_model m = lfcore::farm_model::measured(before, f.sensors());
+      const double predicted = 1 / m.service_time(std::min(nw, cores));
+      md << "| " << grain_us << " us | " << nw << " | " << std::lround(m.t_emitter * 1e9) << " | "
+         << std::lround(m.t_worker * 1e9) << " | " << std::lround(predicted / 1e3) << " | "
+         << std::lround(measured / 1e3) << " | " << std::round(100 * measured / predicted) / 100
+         << " |\n";
+    }
+  }
+}
+
 void write_manager_trace(const options& opt) {
   namespace fs = std::filesystem;
   struct phase {
@@ -193,6 +232,7 @@ void write_manager_trace(const options& opt) {
   }
   md << "\nReversals in all: " << m.reversals() << ".\n";
   write_throttle_latency(md);
+  write_model_table(md);
   if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) {
     std::ofstream g(fs::path(opt.out) / "farm_manager_trace.gp");
     g << "set terminal pngcairo size 900,540 noenhanced\nset output 'farm_manager_trace.png'\n"
@@ -236,7 +276,8 @@ void write_throttle_latency(std::ofstream& md) {
     worst_late_sends = std::max(worst_late_sends, before - at_freeze);
     const auto start = std::chrono::steady_clock::now();
     f.set_active_workers(4);
-    while (f.sensors().workers[3].sent == before) std::this_thread::yield();
+    // Poll gently: a poller that spins would take a core from the farm.
+    while (f.sensors().workers[3].sent == before) std::this_thread::sleep_for(std::chrono::microseconds(5));
     thaw_us.push_back(
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
   }

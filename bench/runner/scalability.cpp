@@ -100,6 +100,10 @@ int main(int argc, char** argv) try {
   using namespace runner;
   const options opt = parse(argc, argv);
   peers::libcds_runtime cds_runtime;
+  if (opt.only == "farm_manager") { // the manager's report alone (it also runs after farm_ sweeps)
+    farm_manager_report(opt);
+    return 0;
+  }
   std::vector<sweep> sweeps;
   std::vector<sweep> all = hazard_pointer_sweeps();
   for (auto& s : queue_sweeps(opt)) all.push_back(std::move(s));

@@ -19,10 +19,12 @@ int main() {
   // Up to 8 workers; each task waits 2 ms (say, for a remote service).
   lfcore::farm_options options;
   options.workers = 8;
-  lfcore::farm<int> farm([](int x) {
-    std::this_thread::sleep_for(2ms);
-    return x;
-  }, options);
+  lfcore::farm<int> farm(
+      [](int x) {
+        std::this_thread::sleep_for(2ms);
+        return x;
+      },
+      options);
   farm.set_active_workers(1);
 
   lfcore::manager_options mo;

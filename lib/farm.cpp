@@ -9,8 +9,10 @@ farm_base::farm_base(const farm_options& options)
     : options_(options), max_workers_(options.workers), active_(options.workers),
       pinning_(options.pinning) {
   if (options.workers == 0) throw std::invalid_argument("lfcore::farm: workers must be at least 1");
-  if (options.capacity == 0) throw std::invalid_argument("lfcore::farm: capacity must be at least 1");
-  if (options.prefetch == 0) throw std::invalid_argument("lfcore::farm: prefetch must be at least 1");
+  if (options.capacity == 0)
+    throw std::invalid_argument("lfcore::farm: capacity must be at least 1");
+  if (options.prefetch == 0)
+    throw std::invalid_argument("lfcore::farm: prefetch must be at least 1");
   (void)cpu_for_worker(pinning_, 0); // throws now for a list without CPUs
   controls_.reserve(max_workers_);
   for (unsigned i = 0; i < max_workers_; ++i)
@@ -34,7 +36,7 @@ void farm_base::repin(const pin_policy& policy) {
     pinning_ = policy;
   }
   pin_epoch_.fetch_add(1, std::memory_order_relaxed); // threads re-pin under pin_mutex_
-  wake_all(); // sleepers re-pin when they wake
+  wake_all();                                         // sleepers re-pin when they wake
 }
 
 void farm_base::pin_self(unsigned slot, unsigned& epoch) {
@@ -64,8 +66,9 @@ farm_sensors farm_base::sensors() const {
     w.active = i < s.active_workers;
     tasks += w.tasks;
   }
-  s.completed =
-      collecting_.load(std::memory_order_relaxed) ? completed_->load(std::memory_order_relaxed) : tasks;
+  s.completed = collecting_.load(std::memory_order_relaxed)
+                    ? completed_->load(std::memory_order_relaxed)
+                    : tasks;
   return s;
 }
 

@@ -61,13 +61,14 @@ void farm_manager::install_default_rules() {
             [](const mape_state& s) {
               return mape_plan{std::max(s.workers + 1, s.model_workers), {}, {}};
             }});
-  add_rule({"model: nw = ceil(T_w / T)", 10, mape_event::period,
-            [](const mape_state& s) {
-              return (s.model_workers != 0 && s.model_workers > s.workers) || s.wants_fewer();
-            },
-            [](const mape_state& s) {
-              return mape_plan{s.model_workers > s.workers ? s.model_workers : s.shrink_workers, {}, {}};
-            }});
+  add_rule(
+      {"model: nw = ceil(T_w / T)", 10, mape_event::period,
+       [](const mape_state& s) {
+         return (s.model_workers != 0 && s.model_workers > s.workers) || s.wants_fewer();
+       },
+       [](const mape_state& s) {
+         return mape_plan{s.model_workers > s.workers ? s.model_workers : s.shrink_workers, {}, {}};
+       }});
 }
 
 void farm_manager::add_rule(eca_rule rule) {
@@ -128,19 +129,22 @@ mape_state farm_manager::analyze(const farm_sensors& now) {
   const double busy = static_cast<double>(busy_ns) * 1e-9;
   if (tasks > 0) { // T_w is a property of the tasks: smoothed, it ignores a period's hiccup
     const double sample = busy / static_cast<double>(tasks);
-    last_service_time_ = last_service_time_ > 0
-                             ? last_service_time_ + options_.smoothing * (sample - last_service_time_)
-                             : sample;
+    last_service_time_ =
+        last_service_time_ > 0
+            ? last_service_time_ + options_.smoothing * (sample - last_service_time_)
+            : sample;
   }
   s.service_time = last_service_time_;
   s.throughput = static_cast<double>(now.completed - previous_.completed) / dt;
   s.utilisation = busy / (dt * std::max(1u, s.workers));
-  const double blocked = static_cast<double>(now.emitter_blocked_ns - previous_.emitter_blocked_ns) * 1e-9;
+  const double blocked =
+      static_cast<double>(now.emitter_blocked_ns - previous_.emitter_blocked_ns) * 1e-9;
   s.emitter_blocked = std::min(1.0, blocked / dt);
   s.saturated = s.emitter_blocked > options_.saturation;
   const std::uint64_t arrivals = now.arrivals - previous_.arrivals;
   // No arrivals in a whole period: arrivals are at least a period apart.
-  s.arrival_interval = arrivals > 0 ? std::max(0.0, dt - blocked) / static_cast<double>(arrivals) : dt;
+  s.arrival_interval =
+      arrivals > 0 ? std::max(0.0, dt - blocked) / static_cast<double>(arrivals) : dt;
   if (!now.running) s.arrival_interval = 0;
 
   // The contract's target inter-departure time T: never shorter than the
@@ -184,8 +188,8 @@ mape_state farm_manager::analyze(const farm_sensors& now) {
   if (target > 0 && s.service_time > 0) {
     s.load = s.service_time / target;
     s.model_workers = workers_for(s.load * (1 + options_.headroom), s.max_workers);
-    s.shrink_workers =
-        std::max(proven_floor_, workers_for(s.load * (1 + options_.decrease_margin), s.max_workers));
+    s.shrink_workers = std::max(
+        proven_floor_, workers_for(s.load * (1 + options_.decrease_margin), s.max_workers));
   }
   s.last_direction = last_direction_;
   s.periods_since_change = periods_since_change_;
@@ -269,8 +273,8 @@ void farm_manager::write_csv_row(std::ostream& out, const mape_record& r) const 
   const mape_state& s = r.state;
   out << s.time << ',' << s.period << ',' << s.arrival_interval * 1e6 << ',' << s.service_time * 1e6
       << ',' << s.throughput << ',' << s.utilisation << ',' << s.emitter_blocked << ',' << s.queued
-      << ',' << s.load << ',' << s.model_workers << ',' << (s.contract_met ? 1 : 0) << ',' << s.events << ",\""
-      << r.rule << "\",\"" << r.action << "\"," << r.workers_after;
+      << ',' << s.load << ',' << s.model_workers << ',' << (s.contract_met ? 1 : 0) << ','
+      << s.events << ",\"" << r.rule << "\",\"" << r.action << "\"," << r.workers_after;
   for (double v : s.user) out << ',' << v;
   out << '\n';
   out.flush();

@@ -6,6 +6,7 @@
 // that all the memory comes back. LFCORE_STRESS_SCALE=N multiplies the work.
 #include "../tests/heap/heap_counter.hpp"
 
+#include "scale.hpp"
 #include <lfcore/atom_table.hpp>
 #include <lfcore/hazard_pointer.hpp>
 
@@ -24,9 +25,7 @@ using lfcore::atom_table;
 namespace {
 
 long scaled(long n) {
-  long scale = 1;
-  if (const char* s = std::getenv("LFCORE_STRESS_SCALE")) scale = std::max(1L, std::atol(s));
-  return n * scale;
+  return lfcore_stress::scaled(n, 1);
 }
 
 // Texts on both sides of the inline capacity.

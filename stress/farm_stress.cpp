@@ -4,6 +4,7 @@
 // throughout, and exceptions at random points. Every run must deliver each
 // task exactly once (in order when ordered), or rethrow and leak nothing.
 // LFCORE_STRESS_SCALE=N multiplies the work.
+#include "scale.hpp"
 #include <lfcore/farm.hpp>
 #include <lfcore/pipeline.hpp>
 
@@ -21,10 +22,7 @@
 namespace {
 
 long scaled(long n) {
-  long scale = 1;
-  if (const char* s = std::getenv("LFCORE_STRESS_SCALE")) scale = std::max(1L, std::atol(s));
-  if constexpr (lfcore::stress_build) n /= 10; // sanitizers and yields: far slower
-  return std::max(1L, n * scale);
+  return lfcore_stress::scaled(n, 10);
 }
 
 struct counted {

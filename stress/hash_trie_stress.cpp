@@ -4,6 +4,7 @@
 // element lifetimes. LFCORE_STRESS_SCALE=N multiplies the work (a soak run).
 #include "../tests/queues/tracked.hpp"
 
+#include "scale.hpp"
 #include <lfcore/hash_trie_map.hpp>
 
 #include <gtest/gtest.h>
@@ -19,10 +20,7 @@
 namespace {
 
 long scaled(long n) {
-  long scale = 1;
-  if (const char* s = std::getenv("LFCORE_STRESS_SCALE")) scale = std::max(1L, std::atol(s));
-  if constexpr (lfcore::stress_build) n /= 10;
-  return std::max(100L, n * scale);
+  return lfcore_stress::scaled(n, 10, 100);
 }
 
 struct constant_hash {

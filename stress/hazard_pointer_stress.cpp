@@ -3,6 +3,7 @@
 // nothing leaks across thread churn, a queue built on top delivers exactly once.
 #include "michael_scott_queue.hpp"
 
+#include "scale.hpp"
 #include <lfcore/hazard_pointer.hpp>
 
 #include <gtest/gtest.h>
@@ -22,11 +23,7 @@ using lfcore::hazard_pointer_domain;
 // LFCORE_STRESS_SCALE multiplies the work (soak runs). Stress builds scan on
 // every retire and TSan slows everything ~10x: they run a quarter / an eighth.
 long scaled(long n) {
-  long scale = 1;
-  if (const char* s = std::getenv("LFCORE_STRESS_SCALE")) scale = std::max(1L, std::atol(s));
-  if constexpr (lfcore::stress_build) n /= 4;
-  if constexpr (lfcore::tsan_build) n /= 2;
-  return std::max(1L, n * scale);
+  return lfcore_stress::scaled(n, lfcore::tsan_build ? 8 : 4);
 }
 
 constexpr std::uint64_t alive_magic = 0xA11CE5EEDC0FFEE1u;

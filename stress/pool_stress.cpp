@@ -2,6 +2,7 @@
 // (the pattern whose last-decrement race TSan found), nested waits from
 // workers and from outside, and pools created and destroyed while busy.
 // Every task must run exactly once. LFCORE_STRESS_SCALE=N multiplies the work.
+#include "scale.hpp"
 #include <lfcore/work_stealing_pool.hpp>
 
 #include <gtest/gtest.h>
@@ -15,10 +16,7 @@
 namespace {
 
 long scaled(long n) {
-  long scale = 1;
-  if (const char* s = std::getenv("LFCORE_STRESS_SCALE")) scale = std::max(1L, std::atol(s));
-  if constexpr (lfcore::stress_build) n /= 10; // sanitizers and yields: far slower
-  return std::max(1L, n * scale);
+  return lfcore_stress::scaled(n, 10);
 }
 
 // A binary tree of task groups, each on the stack of the task that waits.

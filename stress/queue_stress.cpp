@@ -4,6 +4,7 @@
 #include "../tests/heap/heap_counter.hpp"
 #include "../tests/queues/tracked.hpp"
 
+#include "scale.hpp"
 #include <lfcore/backoff.hpp>
 #include <lfcore/blocking_queue.hpp>
 #include <lfcore/config.hpp>
@@ -25,10 +26,7 @@
 namespace {
 
 long scaled(long n) {
-  long scale = 1;
-  if (const char* s = std::getenv("LFCORE_STRESS_SCALE")) scale = std::max(1L, std::atol(s));
-  if constexpr (lfcore::stress_build) n /= 20; // tiny rings and sanitizers: far slower
-  return std::max(1000L, n * scale);
+  return lfcore_stress::scaled(n, 20, 1000); // tiny rings and sanitizers: far slower
 }
 
 constexpr std::size_t ring = lfcore::stress_build ? 2 : 1024;

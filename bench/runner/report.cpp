@@ -152,7 +152,8 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
     if (!s.sequential.empty()) {
       const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
       md << "\nEfficiency against the ideal (min(threads, " << cores << " cores) x the "
-         << s.sequential << "'s rate at the same point), and overhead per task: "
+         << s.sequential
+         << "'s rate at the same point), and overhead per task: "
             "min(threads, cores) / throughput - 1 / sequential rate, in ns\n\n| threads |";
       for (const auto& c : s.contenders)
         if (c.name != s.sequential) md << " " << c.name << " |";

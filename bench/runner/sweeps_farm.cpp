@@ -56,7 +56,8 @@ namespace runner {
 // g microseconds of work: a dependent chain the compiler cannot shorten.
 std::uint64_t farm_work(std::uint64_t seed, std::uint64_t iterations) {
   std::uint64_t x = seed | 1;
-  for (std::uint64_t i = 0; i < iterations; ++i) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+  for (std::uint64_t i = 0; i < iterations; ++i)
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
   return x >> 40;
 }
 
@@ -70,7 +71,9 @@ double iterations_per_us() {
       const auto start = std::chrono::steady_clock::now();
       volatile std::uint64_t sink = farm_work(7, 20'000'000);
       (void)sink;
-      r.push_back(20e6 / std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+      r.push_back(
+          20e6 / std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                     .count());
     }
     std::sort(r.begin(), r.end());
     return r[2];
@@ -128,7 +131,8 @@ void write_model_table(std::ofstream& md) {
         "emitter's time per task outside waits for room (source included), T_w = busy time "
         "per task (task and channel costs, wall time), both from `farm_sensors`; predicted "
         "T_S = max{t_E, T_w / nw}; t_C is not measured.\n\n"
-     << "| grain | nw | t_E (ns) | T_w (ns) | predicted k tasks/s | measured k tasks/s | measured / "
+     << "| grain | nw | t_E (ns) | T_w (ns) | predicted k tasks/s | measured k tasks/s | measured "
+        "/ "
         "predicted |\n|---:|---:|---:|---:|---:|---:|---:|\n";
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   for (int grain_us : {1, 10, 100}) {
@@ -174,11 +178,12 @@ void write_manager_trace(const options& opt) {
     double gap;   // T_A, seconds
   };
   const double scale = opt.quick ? 0.5 : 1.0;
-  const std::vector<phase> phases{{3 * scale, 900e-6}, {6 * scale, 450e-6}, {9 * scale, 1300e-6},
-                                  {12 * scale, 600e-6}};
+  const std::vector<phase> phases{
+      {3 * scale, 900e-6}, {6 * scale, 450e-6}, {9 * scale, 1300e-6}, {12 * scale, 600e-6}};
   lfcore::farm_options o;
   o.workers = 8;
-  lfcore::farm<int, void> f([](int) { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }, o);
+  lfcore::farm<int, void> f([](int) { std::this_thread::sleep_for(std::chrono::milliseconds(2)); },
+                            o);
   f.set_active_workers(1);
   fs::create_directories(opt.out);
   const fs::path csv_path = fs::path(opt.out) / "farm_manager_trace.csv";
@@ -193,7 +198,8 @@ void write_manager_trace(const options& opt) {
   m.start();
   f.run_and_wait([&]() -> std::optional<int> {
     const double t = std::chrono::duration<double>(next - start).count();
-    auto p = std::find_if(phases.begin(), phases.end(), [t](const phase& x) { return t < x.until; });
+    auto p =
+        std::find_if(phases.begin(), phases.end(), [t](const phase& x) { return t < x.until; });
     if (p == phases.end()) return std::nullopt;
     std::this_thread::sleep_until(next);
     next += std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(p->gap));
@@ -236,8 +242,8 @@ void write_manager_trace(const options& opt) {
     }
     tw = n ? tw / n : 0;
     md << "| " << k + 1 << " | " << phases[k].gap * 1e6 << " | " << std::lround(tw * 1e6) << " | "
-       << std::ceil(tw / phases[k].gap - 1e-9) << " | " << end_nw << " | " << most << " | " << changes
-       << " | " << reversals << " | " << violated << " |\n";
+       << std::ceil(tw / phases[k].gap - 1e-9) << " | " << end_nw << " | " << most << " | "
+       << changes << " | " << reversals << " | " << violated << " |\n";
     from = phases[k].until;
     last_nw = end_nw;
   }
@@ -251,7 +257,8 @@ void write_manager_trace(const options& opt) {
       << "set xlabel 'time (s)'\nset ylabel 'workers'\nset y2label 'T_A, T_w (us)'\n"
       << "set ytics nomirror\nset y2tics\nset yrange [0:9]\nset y2range [0:*]\nset grid\n"
       << "set key top left\n"
-      << "plot 'farm_manager_trace.csv' every ::1 using 1:15 with steps lw 2 title 'active workers',"
+      << "plot 'farm_manager_trace.csv' every ::1 using 1:15 with steps lw 2 title 'active "
+         "workers',"
       << " '' every ::1 using 1:10 with steps lw 1 dt 2 title 'model ceil(T_w/T_A x 1.1)',"
       << " '' every ::1 using 1:3 axes x1y2 with lines title 'T_A (us)',"
       << " '' every ::1 using 1:4 axes x1y2 with lines title 'T_w (us)'\n";
@@ -288,9 +295,11 @@ void write_throttle_latency(std::ofstream& md) {
     const auto start = std::chrono::steady_clock::now();
     f.set_active_workers(4);
     // Poll gently: a poller that spins would take a core from the farm.
-    while (f.sensors().workers[3].sent == before) std::this_thread::sleep_for(std::chrono::microseconds(5));
+    while (f.sensors().workers[3].sent == before)
+      std::this_thread::sleep_for(std::chrono::microseconds(5));
     thaw_us.push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+            .count());
   }
   stop = true;
   run.join();
@@ -314,7 +323,8 @@ std::vector<sweep> farm_sweeps(const options& opt) {
     const auto tasks = static_cast<std::uint64_t>(opt.seconds * 2e6 / grain_us);
     const std::uint64_t expect = expected_sum(tasks, iters);
     sweep s{"farm_grain_" + std::to_string(grain_us) + "us",
-            "Farm: tasks of " + std::to_string(grain_us) + " us, " + std::to_string(tasks) + " tasks",
+            "Farm: tasks of " + std::to_string(grain_us) + " us, " + std::to_string(tasks) +
+                " tasks",
             "one task through source, worker and sink",
             {}};
     s.unit = 1e3;
@@ -323,14 +333,15 @@ std::vector<sweep> farm_sweeps(const options& opt) {
     s.contenders.push_back({s.sequential, false, [=](const point&) {
                               std::uint64_t sum = 0;
                               const double rate = tasks_per_second(tasks, [&] {
-                                for (std::uint64_t i = 0; i < tasks; ++i) sum += farm_work(i, iters);
+                                for (std::uint64_t i = 0; i < tasks; ++i)
+                                  sum += farm_work(i, iters);
                               });
                               check(sum == expect, "the sequential loop");
                               return rate;
                             }});
     s.contenders.push_back({"lfcore farm (on-demand)", true, [=](const point& p) {
-                              return lfcore_farm(lfcore::scheduling::on_demand, p.threads, tasks, iters,
-                                                 expect);
+                              return lfcore_farm(lfcore::scheduling::on_demand, p.threads, tasks,
+                                                 iters, expect);
                             }});
     s.contenders.push_back({"lfcore farm (round-robin)", true, [=](const point& p) {
                               return lfcore_farm(lfcore::scheduling::round_robin, p.threads, tasks,
@@ -346,11 +357,12 @@ std::vector<sweep> farm_sweeps(const options& opt) {
                std::uint64_t i = 0;
                tbb::parallel_pipeline(
                    static_cast<std::size_t>(4 * p.threads),
-                   tbb::make_filter<void, std::uint64_t>(tbb::filter_mode::serial_in_order,
-                                                         [&](tbb::flow_control& fc) -> std::uint64_t {
-                                                           if (i == tasks) fc.stop();
-                                                           return i++;
-                                                         }) &
+                   tbb::make_filter<void, std::uint64_t>(
+                       tbb::filter_mode::serial_in_order,
+                       [&](tbb::flow_control& fc) -> std::uint64_t {
+                         if (i == tasks) fc.stop();
+                         return i++;
+                       }) &
                        tbb::make_filter<std::uint64_t, std::uint64_t>(
                            tbb::filter_mode::parallel,
                            [iters](std::uint64_t x) { return farm_work(x, iters); }) &

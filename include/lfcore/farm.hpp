@@ -176,7 +176,8 @@ protected:
   /// remembers which policy it applied; repin_if_changed() re-applies.
   void pin_self(unsigned slot, unsigned& epoch);
   void repin_if_changed(unsigned slot, unsigned& epoch) {
-    if (pin_epoch_.load(std::memory_order_relaxed) != epoch) pin_self(slot, epoch); // relaxed: a hint
+    if (pin_epoch_.load(std::memory_order_relaxed) != epoch)
+      pin_self(slot, epoch); // relaxed: a hint
   }
   /// Spins of an idle thread (each a yield) before it parks.
   static constexpr int idle_spins = stress_build ? 1 : 64;
@@ -216,7 +217,7 @@ protected:
   std::atomic<bool> running_{false};
   std::atomic<bool> failed_{false};
   std::atomic<bool> collecting_{false}; // this run has a collector
-  std::exception_ptr error_; // written once, by the thread that set failed_
+  std::exception_ptr error_;            // written once, by the thread that set failed_
 
   std::vector<std::unique_ptr<cache_padded<worker_control>>> controls_;
   struct emitter_counters {
@@ -344,8 +345,10 @@ private:
       threads.reserve(nw + 2);
       for (unsigned i = 0; i < nw; ++i)
         threads.emplace_back([this, i, &lanes] { worker_loop<collect>(i, *lanes[i]); });
-      if constexpr (collect) threads.emplace_back([this, sink, &lanes] { collector_loop(*sink, lanes); });
-      threads.emplace_back([this, &source, &lanes, feedback] { emitter_loop(source, lanes, feedback); });
+      if constexpr (collect)
+        threads.emplace_back([this, sink, &lanes] { collector_loop(*sink, lanes); });
+      threads.emplace_back(
+          [this, &source, &lanes, feedback] { emitter_loop(source, lanes, feedback); });
     } catch (...) {
       fail(std::current_exception()); // e.g. std::system_error creating a thread
     }
@@ -366,7 +369,9 @@ private:
     std::deque<In> submitted; // feedback mode: tasks from on_result, sent first
     std::uint64_t in_flight = 0;
     bool source_done = false;
-    const std::function<void(In)> submit = [&submitted](In v) { submitted.push_back(std::move(v)); };
+    const std::function<void(In)> submit = [&submitted](In v) {
+      submitted.push_back(std::move(v));
+    };
     try {
       while (!stopped()) {
         repin_if_changed(0, epoch);
@@ -386,7 +391,7 @@ private:
         }
         if (!item) {
           if (feedback == nullptr || in_flight == 0) break; // end of stream
-          wait_until_ready(emitter_wake_, [&] { // for a result to come back
+          wait_until_ready(emitter_wake_, [&] {             // for a result to come back
             std::optional<result_value> r = feedback->results.try_pop();
             if (!r) return false;
             --in_flight;
@@ -412,7 +417,8 @@ private:
     const clock::time_point start = clock::now();
     const bool sent = wait_until_ready(emitter_wake_, [&] { return try_send(lanes, t, next); });
     const auto waited = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start);
-    emitter_->blocked_ns.store(emitter_->blocked_ns.load(std::memory_order_relaxed) + waited.count(),
+    emitter_->blocked_ns.store(emitter_->blocked_ns.load(std::memory_order_relaxed) +
+                                   waited.count(),
                                std::memory_order_relaxed); // one writer
     return sent;
   }
@@ -426,7 +432,8 @@ private:
     for (unsigned k = 0; k < nw; ++k) {
       const unsigned i = next + k < nw ? next + k : next + k - nw;
       spsc_queue<task_item>& q = lanes[i]->input;
-      if (options_.policy == scheduling::on_demand && q.size_approx() >= options_.prefetch) continue;
+      if (options_.policy == scheduling::on_demand && q.size_approx() >= options_.prefetch)
+        continue;
       if (q.try_push(std::move(t))) { // moves only on success
         worker_control& c = control(i);
         c.sent.store(c.sent.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -488,7 +495,7 @@ private:
     wait_until_ready(c.wake, [&] {
       if ((t = l.input.try_pop())) return true;
       if (!l.input_closed.load(std::memory_order_acquire)) return false; // [farm.close]
-      t = l.input.try_pop(); // a push before the close
+      t = l.input.try_pop();                                             // a push before the close
       end = !t;
       return true;
     });
@@ -535,7 +542,8 @@ private:
     auto hand_over = [&](unsigned i) {
       result_item r = std::move(*head[i]);
       head[i].reset();
-      if (++taken[i] % room_every == 0) control(i).wake.notify_one(); // the worker may wait for room
+      if (++taken[i] % room_every == 0)
+        control(i).wake.notify_one(); // the worker may wait for room
       sink(std::move(r.value));
       completed_->store(++completed, std::memory_order_relaxed); // one writer
     };

@@ -111,16 +111,17 @@ struct mape_state {
   std::uint64_t queued = 0;    ///< tasks sent and not finished
   unsigned workers = 0;        ///< active now
   unsigned max_workers = 0;
-  double load = 0;             ///< T_w / T for the contract's T: the workers fully busy (0: unknown)
-  unsigned model_workers = 0;  ///< ceil(load x (1 + headroom)); 0: unknown
-  unsigned shrink_workers = 0; ///< ceil(load x (1 + decrease_margin)), at least the floor; 0: unknown
-  bool saturated = false;      ///< the farm is the bottleneck
-  bool contract_met = true;    ///< in this period
-  bool violated = false;       ///< not met for manager_options::violation_periods periods in a row
-  unsigned events = 0;         ///< mape_event bits
-  int last_direction = 0;      ///< +1 / -1: the last change of nw added / removed workers
+  double load = 0;            ///< T_w / T for the contract's T: the workers fully busy (0: unknown)
+  unsigned model_workers = 0; ///< ceil(load x (1 + headroom)); 0: unknown
+  unsigned shrink_workers =
+      0;                    ///< ceil(load x (1 + decrease_margin)), at least the floor; 0: unknown
+  bool saturated = false;   ///< the farm is the bottleneck
+  bool contract_met = true; ///< in this period
+  bool violated = false;    ///< not met for manager_options::violation_periods periods in a row
+  unsigned events = 0;      ///< mape_event bits
+  int last_direction = 0;   ///< +1 / -1: the last change of nw added / removed workers
   unsigned periods_since_change = 0;
-  std::vector<double> user;    ///< user sensors, in add_sensor order
+  std::vector<double> user; ///< user sensors, in add_sensor order
 
   bool wants_more() const { return violated || (model_workers != 0 && model_workers > workers); }
   bool wants_fewer() const { return shrink_workers != 0 && shrink_workers < workers; }
@@ -143,8 +144,8 @@ struct eca_rule {
 
 struct manager_options {
   std::chrono::milliseconds period{50};
-  unsigned hold_periods = 3;     ///< R3/R4: periods after a change in which it is not reversed
-  double arrival_change = 0.10;  ///< relative change of T_A that raises an arrival event
+  unsigned hold_periods = 3;    ///< R3/R4: periods after a change in which it is not reversed
+  double arrival_change = 0.10; ///< relative change of T_A that raises an arrival event
   /// Emitter-blocked fraction meaning "the farm is the bottleneck": a farm
   /// that is too small blocks its emitter nearly all the time (0.95-1.0
   /// measured), a well-sized one in bursts only.

@@ -52,7 +52,8 @@ struct farm_model {
     const std::uint64_t arrivals = after.arrivals - before.arrivals;
     if (arrivals > 0) {
       const double wall = std::chrono::duration<double>(after.time - before.time).count();
-      const double blocked = static_cast<double>(after.emitter_blocked_ns - before.emitter_blocked_ns) * 1e-9;
+      const double blocked =
+          static_cast<double>(after.emitter_blocked_ns - before.emitter_blocked_ns) * 1e-9;
       m.t_emitter = std::max(0.0, wall - blocked) / static_cast<double>(arrivals);
     }
     return m;

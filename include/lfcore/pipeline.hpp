@@ -157,7 +157,8 @@ private:
 template <class Source>
 auto make_pipeline(Source source, std::size_t capacity = 512) {
   using T = typename std::invoke_result_t<Source&>::value_type;
-  if (capacity == 0) throw std::invalid_argument("lfcore::make_pipeline: capacity must be at least 1");
+  if (capacity == 0)
+    throw std::invalid_argument("lfcore::make_pipeline: capacity must be at least 1");
   capacity = std::bit_ceil(capacity < 2 ? std::size_t{2} : capacity);
   auto out = std::make_shared<detail::pipeline_channel<T>>(capacity);
   pipeline<T> p(capacity, out);

@@ -116,9 +116,9 @@ TEST(farm_manager, sinusoidal_arrivals_do_not_make_it_oscillate) {
   f.set_active_workers(2);
   lfcore::farm_manager m(f, lfcore::farm_contract::keep_up());
   m.start();
-  f.run_and_wait(scheduled_source(
-      [&](double t) { return 800e-6 + 400e-6 * std::sin(2 * M_PI * t / cycle); },
-      std::chrono::duration<double>(length)));
+  f.run_and_wait(
+      scheduled_source([&](double t) { return 800e-6 + 400e-6 * std::sin(2 * M_PI * t / cycle); },
+                       std::chrono::duration<double>(length)));
   m.stop();
   // Following a sine needs one reversal per half cycle; allow one more.
   std::ostringstream csv;

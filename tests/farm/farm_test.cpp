@@ -81,7 +81,8 @@ TEST_P(farm_exactly_once, every_task_once_for_nw_1_to_8) {
     });
     ASSERT_EQ(wrong, 0u) << "nw " << nw;
     ASSERT_EQ(count, big_stream) << "nw " << nw;
-    for (std::uint64_t i = 0; i < big_stream; ++i) ASSERT_EQ(seen[i], 1) << "task " << i << ", nw " << nw;
+    for (std::uint64_t i = 0; i < big_stream; ++i)
+      ASSERT_EQ(seen[i], 1) << "task " << i << ", nw " << nw;
     if (ordered) {
       EXPECT_TRUE(in_order) << "nw " << nw;
     }
@@ -100,7 +101,8 @@ INSTANTIATE_TEST_SUITE_P(modes, farm_exactly_once,
                                            scheduling_case{lfcore::scheduling::round_robin, true},
                                            scheduling_case{lfcore::scheduling::on_demand, true}),
                          [](const auto& param_info) {
-                           return std::string(param_info.param.policy == lfcore::scheduling::on_demand
+                           return std::string(param_info.param.policy ==
+                                                      lfcore::scheduling::on_demand
                                                   ? "on_demand"
                                                   : "round_robin") +
                                   (param_info.param.ordered ? "_ordered" : "");
@@ -147,10 +149,12 @@ TEST(farm, empty_stream_ends) {
 }
 
 TEST(farm, move_only_tasks_and_results) {
-  lfcore::farm<std::unique_ptr<int>> f([](std::unique_ptr<int> p) {
-    *p *= 2;
-    return p;
-  }, options(3, lfcore::scheduling::on_demand, true));
+  lfcore::farm<std::unique_ptr<int>> f(
+      [](std::unique_ptr<int> p) {
+        *p *= 2;
+        return p;
+      },
+      options(3, lfcore::scheduling::on_demand, true));
   int i = 0;
   std::vector<int> out;
   f.run_and_wait(
@@ -165,7 +169,8 @@ TEST(farm, move_only_tasks_and_results) {
 
 TEST(farm, from_range_source) {
   const std::vector<int> in{5, 6, 7, 8};
-  lfcore::farm<int> f([](int x) { return x * 10; }, options(2, lfcore::scheduling::on_demand, true));
+  lfcore::farm<int> f([](int x) { return x * 10; },
+                      options(2, lfcore::scheduling::on_demand, true));
   std::vector<int> out;
   f.run_and_wait(lfcore::from_range(in.begin(), in.end()), [&](int x) { out.push_back(x); });
   EXPECT_EQ(out, (std::vector<int>{50, 60, 70, 80}));
@@ -190,10 +195,12 @@ TEST(farm, invalid_options_are_rejected) {
 
 TEST(farm, a_second_concurrent_run_is_refused) {
   std::atomic<bool> go{false};
-  lfcore::farm<int> f([&](int x) {
-    while (!go.load()) std::this_thread::yield();
-    return x;
-  }, options(1, lfcore::scheduling::on_demand));
+  lfcore::farm<int> f(
+      [&](int x) {
+        while (!go.load()) std::this_thread::yield();
+        return x;
+      },
+      options(1, lfcore::scheduling::on_demand));
   std::thread first([&] { f.run_and_wait(counting_source(10), [](int) {}); });
   while (!f.sensors().running) std::this_thread::yield();
   EXPECT_THROW(f.run_and_wait(counting_source(10), [](int) {}), std::logic_error);
@@ -246,7 +253,8 @@ INSTANTIATE_TEST_SUITE_P(modes, farm_freeze_thaw,
                          ::testing::Values(scheduling_case{lfcore::scheduling::round_robin, false},
                                            scheduling_case{lfcore::scheduling::on_demand, true}),
                          [](const auto& param_info) {
-                           return std::string(param_info.param.ordered ? "on_demand_ordered" : "round_robin");
+                           return std::string(param_info.param.ordered ? "on_demand_ordered"
+                                                                       : "round_robin");
                          });
 
 // After set_active_workers(1) returns, a frozen worker gets at most one more
@@ -410,7 +418,8 @@ TEST(farm, source_and_sink_exceptions_are_rethrown) {
 TEST(farm, feedback_loop_terminates_with_every_task) {
   for (auto policy : {lfcore::scheduling::round_robin, lfcore::scheduling::on_demand}) {
     lfcore::farm<std::uint64_t> f([](std::uint64_t x) { return x; }, options(3, policy));
-    constexpr std::uint64_t roots = 100, depth_nodes = (1u << 10) - 1; // nodes of a tree of depth 10
+    constexpr std::uint64_t roots = 100,
+                            depth_nodes = (1u << 10) - 1; // nodes of a tree of depth 10
     std::uint64_t results = 0;
     f.run_with_feedback(counting_source(roots), [&](std::uint64_t node, const auto& submit) {
       ++results;
@@ -426,7 +435,8 @@ TEST(farm, feedback_loop_terminates_with_every_task) {
 // ------------------------------------------------------------ pipeline
 
 TEST(pipeline, sequential_stages_and_nested_ordered_farms_keep_order) {
-  lfcore::farm<int> square([](int x) { return x * x; }, options(3, lfcore::scheduling::on_demand, true));
+  lfcore::farm<int> square([](int x) { return x * x; },
+                           options(3, lfcore::scheduling::on_demand, true));
   lfcore::farm<long, std::string> show([](long x) { return std::to_string(x); },
                                        options(2, lfcore::scheduling::round_robin, true));
   std::vector<std::string> out;
@@ -451,15 +461,18 @@ TEST(pipeline, unordered_farm_stage_delivers_each_item_once) {
   for (auto s : seen) ASSERT_EQ(s, 1);
 }
 
+// A source of a million tracked items; `produced` counts them.
+auto tracked_source(int& produced) {
+  return [&produced]() -> std::optional<tracked> {
+    if (produced == 1'000'000) return std::nullopt;
+    return tracked(produced++);
+  };
+}
+
 TEST(pipeline, a_failing_stage_stops_everything_and_is_rethrown) {
   lfcore::farm<tracked> f([](tracked t) { return t; }, options(2, lfcore::scheduling::on_demand));
   int produced = 0;
-  EXPECT_THROW(lfcore::make_pipeline(
-                   [&]() -> std::optional<tracked> {
-                     if (produced == 1'000'000) return std::nullopt;
-                     return tracked(produced++);
-                   },
-                   16)
+  EXPECT_THROW(lfcore::make_pipeline(tracked_source(produced), 16)
                    .then(f)
                    .then([](tracked t) {
                      if (t.value == 3000) throw std::runtime_error("stage");
@@ -471,17 +484,11 @@ TEST(pipeline, a_failing_stage_stops_everything_and_is_rethrown) {
   EXPECT_EQ(tracked::live.load(), 0);
   // A failing sink stops the stages before it.
   produced = 0;
-  EXPECT_THROW(lfcore::make_pipeline(
-                   [&]() -> std::optional<tracked> {
-                     if (produced == 1'000'000) return std::nullopt;
-                     return tracked(produced++);
-                   },
-                   16)
-                   .then(f)
-                   .run_and_wait([](tracked t) {
-                     if (t.value == 100) throw std::logic_error("sink");
-                   }),
-               std::logic_error);
+  EXPECT_THROW(
+      lfcore::make_pipeline(tracked_source(produced), 16).then(f).run_and_wait([](tracked t) {
+        if (t.value == 100) throw std::logic_error("sink");
+      }),
+      std::logic_error);
   EXPECT_LT(produced, 1'000'000);
   EXPECT_EQ(tracked::live.load(), 0);
   EXPECT_THROW(lfcore::make_pipeline(counting_source(1), 0), std::invalid_argument);

@@ -12,11 +12,11 @@
 //               +--------- feedback (optional) --------+
 //
 // Scheduling (farm_options::policy):
-// * round_robin: each task goes to the next active worker in turn, skipping
-//   workers whose channel (farm_options::capacity slots) is full.
+// * round_robin (the default): each task goes to the next active worker in
+//   turn, skipping workers whose channel (farm_options::capacity slots) is full.
 // * on_demand: as round_robin, but a worker takes a task only while fewer than
 //   `prefetch` wait in its channel (FastFlow's on-demand: short queues, so a
-//   slow worker does not hoard work). The default.
+//   slow worker does not hoard work).
 // Ordered mode tags each task with its sequence number; the collector
 // delivers results in that order. Each worker's results are already in
 // order (channels are FIFO), so the collector holds at most one result per
@@ -43,8 +43,9 @@
 //
 // Waiting: a thread with nothing to do yields for a while, then parks on an
 // eventcount (announce, fence, re-check, sleep; see eventcount.hpp). Each
-// hand-over that may have a sleeper on the other side notifies: a fence and a
-// load when nobody sleeps.
+// push notifies the consumer (a fence and a load when nobody sleeps); a pop
+// notifies the producer, who may wait for room, every refill_batch pops from
+// a large ring (see pops_per_room_notify) and every pop from a small one.
 //
 // Sensors (farm_base::sensors()) are counters each written by one thread with
 // relaxed stores and read by the autonomic manager at its own pace: items
@@ -58,7 +59,6 @@
 // Progress: channels are wait-free; the farm blocks by design when idle.
 #pragma once
 
-#include "lfcore/backoff.hpp"
 #include "lfcore/cache_padded.hpp"
 #include "lfcore/config.hpp"
 #include "lfcore/detail/fence.hpp"
@@ -201,7 +201,13 @@ protected:
       // waiter and wakes us, or our re-check below sees its change (a push, a
       // pop, a close, stop_, active_).
       detail::full_fence();
-      const bool ok = ready(); // once: ready() may act
+      bool ok = false;
+      try {
+        ok = ready(); // once: ready() may act (and, with feedback, run user code)
+      } catch (...) {
+        ec.cancel_wait();
+        throw;
+      }
       if (ok || stopped()) {
         ec.cancel_wait();
         return ok;

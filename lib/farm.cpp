@@ -14,6 +14,7 @@ farm_base::farm_base(const farm_options& options)
   if (options.prefetch == 0)
     throw std::invalid_argument("lfcore::farm: prefetch must be at least 1");
   (void)cpu_for_worker(pinning_, 0); // throws now for a list without CPUs
+  detail::asymmetric_fence::init();  // wake() and wait_until_ready() pair light() with heavy()
   controls_.reserve(max_workers_);
   for (unsigned i = 0; i < max_workers_; ++i)
     controls_.push_back(std::make_unique<cache_padded<worker_control>>());

@@ -42,10 +42,12 @@
 // first exception. Later ones are dropped.
 //
 // Waiting: a thread with nothing to do yields for a while, then parks on an
-// eventcount (announce, fence, re-check, sleep; see eventcount.hpp). Each
-// push notifies the consumer (a fence and a load when nobody sleeps); a pop
-// notifies the producer, who may wait for room, every refill_batch pops from
-// a large ring (see pops_per_room_notify) and every pop from a small one.
+// eventcount (announce, fence, re-check, sleep; see eventcount.hpp). The
+// fence is asymmetric ([farm.light] / [farm.heavy]): a hand-over pays a
+// compiler barrier and a load, a thread that parks pays membarrier(2). Each
+// push wakes the consumer; a pop wakes the producer, who may wait for room,
+// every refill_batch pops from a large ring (see pops_per_room_notify) and
+// every pop from a small one.
 //
 // Sensors (farm_base::sensors()) are counters each written by one thread with
 // relaxed stores and read by the autonomic manager at its own pace: items
@@ -61,7 +63,7 @@
 
 #include "lfcore/cache_padded.hpp"
 #include "lfcore/config.hpp"
-#include "lfcore/detail/fence.hpp"
+#include "lfcore/detail/asymmetric_fence.hpp"
 #include "lfcore/eventcount.hpp"
 #include "lfcore/spsc_queue.hpp"
 #include "lfcore/topology.hpp"
@@ -179,6 +181,14 @@ protected:
     if (pin_epoch_.load(std::memory_order_relaxed) != epoch)
       pin_self(slot, epoch); // relaxed: a hint
   }
+  /// Wakes a thread that may sleep on `ec` after the caller changed what it
+  /// waits for: [farm.light], a compiler barrier where membarrier(2) is
+  /// available (see [farm.heavy]), and a relaxed look at the waiters. The
+  /// fence of eventcount::notify is paid only when someone sleeps.
+  static void wake(eventcount& ec) noexcept {
+    detail::asymmetric_fence::light();
+    if (ec.may_have_waiters()) ec.notify_one();
+  }
   /// Spins of an idle thread (each a yield) before it parks.
   static constexpr int idle_spins = stress_build ? 1 : 64;
 
@@ -196,11 +206,13 @@ protected:
       if (ready()) return true;
       if (stopped()) return false;
       const eventcount::key_type key = ec.prepare_wait();
-      // [farm.recheck] seq_cst fence: pairs with the fence in every notify
-      // (eventcount's [ec.notify]). Either the notifier sees us counted as a
-      // waiter and wakes us, or our re-check below sees its change (a push, a
-      // pop, a close, stop_, active_).
-      detail::full_fence();
+      // [farm.heavy] pairs with [farm.light] in wake() and with the full fence
+      // of every other notify (eventcount's [ec.notify]): either the notifier
+      // sees us counted as a waiter and wakes us, or our re-check below sees
+      // its change (a push, a pop, a close, stop_, active_). Heavy: with
+      // membarrier(2) the hot path's wake() pays a compiler barrier and the
+      // rare thread that parks pays the system call.
+      detail::asymmetric_fence::heavy();
       bool ok = false;
       try {
         ok = ready(); // once: ready() may act (and, with feedback, run user code)
@@ -288,7 +300,7 @@ public:
     };
     auto to_feedback = [&hook, this](Out&& r) {
       hook.results.push(std::move(r));
-      emitter_wake_.notify_one(); // the emitter may sleep waiting for results
+      wake(emitter_wake_); // the emitter may sleep waiting for results
     };
     run(source, &to_feedback, &hook);
   }
@@ -443,7 +455,7 @@ private:
       if (q.try_push(std::move(t))) { // moves only on success
         worker_control& c = control(i);
         c.sent.store(c.sent.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        c.wake.notify_one();
+        wake(c.wake);
         next = i + 1;
         return true;
       }
@@ -469,7 +481,7 @@ private:
           if (!wait_for_task(c, l, t)) break;
           last = clock::now(); // idle time is not busy time
         }
-        if (++popped % room_every == 0) emitter_wake_.notify_one(); // the emitter may wait for room
+        if (++popped % room_every == 0) wake(emitter_wake_); // the emitter may wait for room
         if (stopped()) break;
         if constexpr (std::is_void_v<Out>) {
           worker_(std::move(t->value));
@@ -513,7 +525,7 @@ private:
     if (!l.output.try_push(std::move(r)) &&
         !wait_until_ready(c.wake, [&] { return l.output.try_push(std::move(r)); }))
       return false;
-    collector_wake_.notify_one();
+    wake(collector_wake_);
     return true;
   }
 
@@ -548,8 +560,7 @@ private:
     auto hand_over = [&](unsigned i) {
       result_item r = std::move(*head[i]);
       head[i].reset();
-      if (++taken[i] % room_every == 0)
-        control(i).wake.notify_one(); // the worker may wait for room
+      if (++taken[i] % room_every == 0) wake(control(i).wake); // the worker may wait for room
       sink(std::move(r.value));
       completed_->store(++completed, std::memory_order_relaxed); // one writer
     };

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <ostream>
 #include <stdexcept>
+#include <utility>
 
 namespace lfcore {
 
@@ -39,7 +40,7 @@ farm_manager::farm_manager(farm_base& farm, farm_contract contract, manager_opti
 }
 
 farm_manager::~farm_manager() {
-  stop();
+  join_loop(); // an exception of the loop is dropped here: call stop() to see it
 }
 
 void farm_manager::install_default_rules() {
@@ -93,7 +94,12 @@ void farm_manager::start() {
     auto next = std::chrono::steady_clock::now() + options_.period;
     while (!loop_wake_.wait_until(lock, next, [this] { return stopping_; })) {
       lock.unlock();
-      step();
+      try {
+        step();
+      } catch (...) { // a user sensor, rule or action threw: stop() rethrows it
+        loop_error_ = std::current_exception();
+        return;
+      }
       lock.lock();
       next += options_.period;
       const auto now = std::chrono::steady_clock::now();
@@ -103,6 +109,11 @@ void farm_manager::start() {
 }
 
 void farm_manager::stop() {
+  join_loop();
+  if (std::exception_ptr e = std::exchange(loop_error_, nullptr)) std::rethrow_exception(e);
+}
+
+void farm_manager::join_loop() noexcept {
   {
     const std::lock_guard<std::mutex> lock(loop_mutex_);
     stopping_ = true;

@@ -64,6 +64,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <iosfwd>
 #include <mutex>
@@ -188,7 +189,9 @@ public:
 
   /// Starts the periodic loop (takes the first sensor snapshot now).
   void start();
-  /// Stops the loop (idempotent); the farm keeps its current nw.
+  /// Stops the loop (idempotent); the farm keeps its current nw. If a user
+  /// sensor, rule or action threw in the loop, the loop ended there and
+  /// stop() rethrows that exception (once; the destructor drops it).
   void stop();
   /// One MAPE iteration now, against the previous snapshot (start() or the
   /// last step). The loop calls this every period; tests may drive it by hand.
@@ -206,6 +209,7 @@ private:
   const eca_rule* plan(const mape_state& s) const;
   std::string execute(const mape_plan& p);
   void install_default_rules();
+  void join_loop() noexcept;
 
   farm_base& farm_;
   const farm_contract contract_;
@@ -230,6 +234,7 @@ private:
   std::mutex loop_mutex_;
   std::condition_variable loop_wake_;
   bool stopping_ = false;
+  std::exception_ptr loop_error_; // written by the loop before it returns; read after the join
   std::thread loop_;
 };
 

@@ -15,6 +15,7 @@
 #include <functional>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -189,6 +190,20 @@ TEST(farm_manager, user_rules_sensors_and_actuators) {
   EXPECT_THROW(m.add_rule({"empty", 1, lfcore::mape_event::period, nullptr, nullptr}),
                std::invalid_argument);
   EXPECT_THROW(m.add_sensor("none", nullptr), std::invalid_argument);
+}
+
+// A user sensor that throws ends the loop; stop() rethrows its exception.
+TEST(farm_manager, a_throwing_user_sensor_is_rethrown_by_stop) {
+  lfcore::farm<int, void> f([](int) {}, eight_workers());
+  lfcore::manager_options o;
+  o.period = 1ms;
+  lfcore::farm_manager m(f, lfcore::farm_contract::keep_up(), o);
+  m.add_sensor("broken", []() -> double { throw std::domain_error("sensor"); });
+  m.start();
+  std::this_thread::sleep_for(20ms);
+  EXPECT_THROW(m.stop(), std::domain_error);
+  EXPECT_NO_THROW(m.stop()); // once
+  EXPECT_TRUE(m.trace().empty());
 }
 
 TEST(farm_manager, invalid_configuration_is_rejected) {

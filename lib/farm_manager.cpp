@@ -62,14 +62,11 @@ void farm_manager::install_default_rules() {
             [](const mape_state& s) {
               return mape_plan{std::max(s.workers + 1, s.model_workers), {}, {}};
             }});
-  add_rule(
-      {"model: nw = ceil(T_w / T)", 10, mape_event::period,
-       [](const mape_state& s) {
-         return (s.model_workers != 0 && s.model_workers > s.workers) || s.wants_fewer();
-       },
-       [](const mape_state& s) {
-         return mape_plan{s.model_workers > s.workers ? s.model_workers : s.shrink_workers, {}, {}};
-       }});
+  add_rule({"model: nw = ceil(T_w / T)", 10, mape_event::period,
+            [](const mape_state& s) { return s.grow_workers() != 0 || s.wants_fewer(); },
+            [](const mape_state& s) {
+              return mape_plan{s.grow_workers() != 0 ? s.grow_workers() : s.shrink_workers, {}, {}};
+            }});
 }
 
 void farm_manager::add_rule(eca_rule rule) {
@@ -202,6 +199,8 @@ mape_state farm_manager::analyze(const farm_sensors& now) {
     s.shrink_workers = std::max(
         proven_floor_, workers_for(s.load * (1 + options_.decrease_margin), s.max_workers));
   }
+  s.previous_model_workers = last_model_workers_;
+  last_model_workers_ = s.model_workers;
   s.last_direction = last_direction_;
   s.periods_since_change = periods_since_change_;
   for (const auto& sensor : user_sensors_) s.user.push_back(sensor.second());

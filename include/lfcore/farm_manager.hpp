@@ -41,7 +41,8 @@
 //   100: R3 - no increase within hold_periods of a decrease (nop), the notes' R3
 //   100: R4 - no decrease within hold_periods of an increase (nop), the notes' R4
 //    50: grow - contract violated: nw = max(nw + 1, model)
-//    10: model - nw = model if more are needed; if fewer, shrink to
+//    10: model - nw = model if more are needed (in two periods in a row: the
+//        smaller of the two); if fewer, shrink to
 //        ceil(T_w / T x (1 + decrease_margin)) but not below the floor
 //        (hysteresis between the two margins, so that noise around an
 //        integer ratio does not flip nw back and forth). Both margins give
@@ -114,6 +115,7 @@ struct mape_state {
   unsigned max_workers = 0;
   double load = 0;            ///< T_w / T for the contract's T: the workers fully busy (0: unknown)
   unsigned model_workers = 0; ///< ceil(load x (1 + headroom)); 0: unknown
+  unsigned previous_model_workers = 0; ///< model_workers of the period before
   unsigned shrink_workers =
       0;                    ///< ceil(load x (1 + decrease_margin)), at least the floor; 0: unknown
   bool saturated = false;   ///< the farm is the bottleneck
@@ -124,7 +126,15 @@ struct mape_state {
   unsigned periods_since_change = 0;
   std::vector<double> user; ///< user sensors, in add_sensor order
 
-  bool wants_more() const { return violated || (model_workers != 0 && model_workers > workers); }
+  /// The model asks for more workers in this period and the one before (one
+  /// period's short T_A may be a backlog being caught up, not an arrival
+  /// rate): the smaller of the two answers, or 0.
+  unsigned grow_workers() const {
+    const unsigned both =
+        model_workers < previous_model_workers ? model_workers : previous_model_workers;
+    return both > workers ? both : 0;
+  }
+  bool wants_more() const { return violated || grow_workers() != 0; }
   bool wants_fewer() const { return shrink_workers != 0 && shrink_workers < workers; }
 };
 
@@ -221,9 +231,10 @@ private:
   farm_sensors previous_;
   std::chrono::steady_clock::time_point started_;
   double last_service_time_ = 0;
-  double reference_arrival_ = 0; // T_A at the last decision
-  unsigned proven_floor_ = 0;    // workers below which the contract was violated
-  unsigned unmet_periods_ = 0;   // periods in a row the contract was not met
+  double reference_arrival_ = 0;    // T_A at the last decision
+  unsigned proven_floor_ = 0;       // workers below which the contract was violated
+  unsigned unmet_periods_ = 0;      // periods in a row the contract was not met
+  unsigned last_model_workers_ = 0; // the model's answer in the previous period
   int last_direction_ = 0;
   unsigned periods_since_change_ = 0;
   unsigned reversals_ = 0;

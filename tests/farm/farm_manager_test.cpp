@@ -121,10 +121,12 @@ TEST(farm_manager, sinusoidal_arrivals_do_not_make_it_oscillate) {
       scheduled_source([&](double t) { return 800e-6 + 400e-6 * std::sin(2 * M_PI * t / cycle); },
                        std::chrono::duration<double>(length)));
   m.stop();
-  // Following a sine needs one reversal per half cycle; allow one more.
+  // Following a sine needs one reversal per half cycle (4 here); oscillation
+  // would be one per hold period (about 20). Allow twice the need, for noise
+  // on this shared machine.
   std::ostringstream csv;
   for (const auto& r : m.trace()) m.write_csv_row(csv, r);
-  EXPECT_LE(m.reversals(), static_cast<unsigned>(2 * length / cycle) + 1) << csv.str();
+  EXPECT_LE(m.reversals(), static_cast<unsigned>(2 * (2 * length / cycle))) << csv.str();
   int changes = 0;
   for (const auto& r : m.trace()) changes += r.action.rfind("workers", 0) == 0;
   EXPECT_GT(changes, 2) << "the manager did not follow the arrivals at all\n" << csv.str();

@@ -42,6 +42,8 @@ void farm_base::repin(const pin_policy& policy) {
 
 void farm_base::pin_self(unsigned slot, unsigned& epoch) {
   const std::lock_guard<std::mutex> lock(pin_mutex_);
+  // relaxed: repin() bumps the epoch after it changed the policy, so an old
+  // epoch read here with the new policy only makes us re-pin once more.
   epoch = pin_epoch_.load(std::memory_order_relaxed);
   if (const std::optional<unsigned> cpu = cpu_for_worker(pinning_, slot))
     pin_current_thread(*cpu); // refused (e.g. a CPU outside our set): run unpinned

@@ -139,7 +139,9 @@ public:
   farm_base& operator=(const farm_base&) = delete;
 
   unsigned max_workers() const noexcept { return max_workers_; }
-  unsigned active_workers() const noexcept { return active_.load(std::memory_order_relaxed); }
+  unsigned active_workers() const noexcept {
+    return active_.load(std::memory_order_relaxed); // relaxed: an estimate, orders nothing
+  }
   /// Freezes or thaws workers: 0..n-1 active. n is clamped to [1, max_workers()].
   /// Returns the number now active.
   unsigned set_active_workers(unsigned n) noexcept;
@@ -454,7 +456,8 @@ private:
         continue;
       if (q.try_push(std::move(t))) { // moves only on success
         worker_control& c = control(i);
-        c.sent.store(c.sent.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        c.sent.store(c.sent.load(std::memory_order_relaxed) + 1,
+                     std::memory_order_relaxed); // one writer (us); read as an estimate
         wake(c.wake);
         next = i + 1;
         return true;
@@ -471,6 +474,7 @@ private:
     pin_self(i + 1, epoch);
     const std::uint64_t room_every = pops_per_room_notify(l.input.capacity());
     std::uint64_t popped = 0;
+    // Our own counters (one writer: the worker of slot i, in every run).
     std::uint64_t done = c.tasks.load(std::memory_order_relaxed);
     std::uint64_t busy = c.busy_ns.load(std::memory_order_relaxed);
     clock::time_point last = clock::now();

@@ -1,5 +1,7 @@
 // bench/runner/omp_tasks.cpp - the OpenMP contenders of sweeps_pool.cpp,
 // compiled with -fopenmp (GCC's libgomp). Without OpenMP, available() is false.
+#include "farm_work.hpp"
+
 #include <atomic>
 #include <cstdint>
 
@@ -10,7 +12,6 @@
 namespace runner {
 int uts_children(std::uint64_t id, int depth);
 std::uint64_t uts_child(std::uint64_t id, int k);
-std::uint64_t farm_work(std::uint64_t seed, std::uint64_t iterations);
 } // namespace runner
 
 namespace runner::omp {

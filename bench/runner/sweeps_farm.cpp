@@ -20,6 +20,7 @@
 // farm_manager_trace (written beside the report, not a sweep): a keep_up
 // contract, workers that sleep 2 ms (so that up to 8 overlap on 2 cores),
 // arrivals stepping 900 -> 450 -> 1300 -> 600 microseconds apart.
+#include "farm_work.hpp"
 #include "harness.hpp"
 
 #include <lfcore/farm.hpp>
@@ -53,33 +54,7 @@ std::uint64_t farm(int threads, std::uint64_t tasks, std::uint64_t iterations);
 
 namespace runner {
 
-// g microseconds of work: a dependent chain the compiler cannot shorten.
-std::uint64_t farm_work(std::uint64_t seed, std::uint64_t iterations) {
-  std::uint64_t x = seed | 1;
-  for (std::uint64_t i = 0; i < iterations; ++i)
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-  return x >> 40;
-}
-
 namespace {
-
-// Iterations of farm_work per microsecond on this machine (median of 5).
-double iterations_per_us() {
-  static const double rate = [] {
-    std::vector<double> r;
-    for (int k = 0; k < 5; ++k) {
-      const auto start = std::chrono::steady_clock::now();
-      volatile std::uint64_t sink = farm_work(7, 20'000'000);
-      (void)sink;
-      r.push_back(
-          20e6 / std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
-                     .count());
-    }
-    std::sort(r.begin(), r.end());
-    return r[2];
-  }();
-  return rate;
-}
 
 std::uint64_t expected_sum(std::uint64_t tasks, std::uint64_t iterations) {
   std::uint64_t s = 0;

@@ -5,6 +5,8 @@
 #                   interleaved, median of repetitions (report.md, CSV, PNG)
 #   micro/        - Google Benchmark micro-costs, lfcore beside its peers,
 #                   randomly interleaved repetitions
+#   mpi/          - the distributed farm against one process and hand-written
+#                   MPI (when Open MPI is installed; report.md, CSV, PNG)
 #   stress.txt    - the stress tests at LFCORE_STRESS_SCALE (default 10)
 # Options: --quick (about a minute: fewer threads, points and repetitions),
 #          --out DIR (default bench/results).
@@ -49,8 +51,17 @@ echo "=== micro-benchmarks"
     --benchmark_report_aggregates_only=true 2>&1
 } | tee "$out/micro/hazard_pointer.txt"
 
+if [ -x build/release/integrations/mpi/mpi_farm_bench ]; then
+  echo "=== distributed farm (Open MPI)"
+  if [ $quick = 1 ]; then
+    integrations/mpi/bench/run.py --quick --out "$out/mpi"
+  else
+    integrations/mpi/bench/run.py --reps 5 --out "$out/mpi"
+  fi
+fi
+
 echo "=== stress (LFCORE_STRESS_SCALE=$scale)"
 (cd build/release && LFCORE_STRESS_SCALE=$scale ctest -L stress --output-on-failure -V) \
   | grep -E 'Test +#|stalled protector|bytes held|tests passed|FAILED|Passed|Failed' | tee "$out/stress.txt"
 
-echo "report: $out/scalability/report.md, $out/micro/hazard_pointer.txt, $out/stress.txt"
+echo "report: $out/scalability/report.md, $out/micro/hazard_pointer.txt, $out/mpi/report.md, $out/stress.txt"

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <limits>
 #include <string_view>
+#include <thread>
 
 namespace lfcore::mpi {
 namespace {

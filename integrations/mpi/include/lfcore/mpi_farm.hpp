@@ -76,6 +76,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -88,7 +89,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -149,7 +149,8 @@ struct farm_options {
   unsigned local_workers = 1;
   pin_policy local_pinning{};
   /// A rank that has sent nothing (not even a heartbeat) for this long is
-  /// declared lost. At least 4 ms.
+  /// declared lost. At least 4 ms, and longer than the longest task (a
+  /// worker rank's MPI thread sends heartbeats between the tasks it runs).
   std::chrono::milliseconds rank_timeout{30'000};
 };
 
@@ -280,8 +281,6 @@ public:
   }
 
 private:
-  using task = std::pair<std::uint64_t, In>;    // (sequence number, task)
-  using result = std::pair<std::uint64_t, Out>; // (sequence number, result)
   using sequence_codec = codec<std::uint64_t>;
 
   template <class Source, class Sink>

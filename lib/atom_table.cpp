@@ -83,7 +83,8 @@ struct atom_leaf_policy {
 };
 
 using trie = hash_trie_map<std::string_view, void, std::hash<std::string_view>,
-                           std::equal_to<std::string_view>, std::allocator<char>, atom_leaf_policy>;
+                           std::equal_to<std::string_view>, std::allocator<char>,
+                           hazard_pointer_reclamation, atom_leaf_policy>;
 
 // Takes the atom for the caller: a reference (counted) or the permanent bit.
 // False if the atom is dead: it is being collected and must be treated as absent.

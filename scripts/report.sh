@@ -7,6 +7,7 @@
 #                   randomly interleaved repetitions
 #   mpi/          - the distributed farm against one process and hand-written
 #                   MPI (when Open MPI is installed; report.md, CSV, PNG)
+#   allocators/   - the atom workload on glibc malloc and on jemalloc, side by side
 #   stress.txt    - the stress tests at LFCORE_STRESS_SCALE (default 10)
 # Options: --quick (about a minute: fewer threads, points and repetitions),
 #          --out DIR (default bench/results).
@@ -60,8 +61,15 @@ if [ -x build/release/integrations/mpi/mpi_farm_bench ]; then
   fi
 fi
 
+echo "=== the atom workload on glibc malloc and on jemalloc"
+if [ $quick = 1 ]; then
+  bench/allocators.py --reps 1 --quick --only atoms --out "$out/allocators"
+else
+  bench/allocators.py --reps 3 --only atoms --threads 1,2,4,8 --out "$out/allocators"
+fi
+
 echo "=== stress (LFCORE_STRESS_SCALE=$scale)"
 (cd build/release && LFCORE_STRESS_SCALE=$scale ctest -L stress --output-on-failure -V) \
   | grep -E 'Test +#|stalled protector|bytes held|tests passed|FAILED|Passed|Failed' | tee "$out/stress.txt"
 
-echo "report: $out/scalability/report.md, $out/micro/hazard_pointer.txt, $out/mpi/report.md, $out/stress.txt"
+echo "report: $out/scalability/report.md, $out/micro/hazard_pointer.txt, $out/mpi/report.md, $out/allocators/report.md, $out/stress.txt"

@@ -1,6 +1,8 @@
 // bench/runner/report.cpp - CSV, Markdown tables and gnuplot plots.
 #include "runner.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -35,7 +37,8 @@ std::string machine_line() {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   std::ostringstream o;
   o << cpu << ", " << std::thread::hardware_concurrency() << " hardware threads, "
-    << (pages * page) / (1L << 30) << " GiB, compiler " << __VERSION__;
+    << (pages * page) / (1L << 30) << " GiB, compiler " << __VERSION__ << ", malloc "
+    << allocator_name();
   return o.str();
 }
 
@@ -60,6 +63,12 @@ std::string fmt(double v, int digits = 2) {
 }
 
 } // namespace
+
+// Which malloc the process runs on: jemalloc (linked, -DLFCORE_WITH_JEMALLOC=ON,
+// or LD_PRELOADed) exports mallctl.
+const char* allocator_name() noexcept {
+  return dlsym(RTLD_DEFAULT, "mallctl") != nullptr ? "jemalloc" : "glibc";
+}
 
 void write_report(const options& opt, const std::vector<sweep>& sweeps,
                   const std::vector<measurement>& results,

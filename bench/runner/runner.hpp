@@ -78,6 +78,8 @@ std::vector<sweep> farm_sweeps(const options& opt);
 /// Runs the autonomic manager under stepped arrivals; writes farm_manager.md,
 /// its CSV trace and plot into opt.out.
 void farm_manager_report(const options& opt);
+/// "jemalloc" or "glibc": the malloc this process runs on.
+const char* allocator_name() noexcept;
 /// Memory after filling each map contender with --map-keys keys.
 memory_table map_bytes_per_key(const options& opt);
 /// Memory per atom after the atom benchmark's workload on one thread.

@@ -26,6 +26,7 @@
 #include <latch>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -144,11 +145,14 @@ int main(int argc, char** argv) try {
     return std::any_of(sweeps.begin(), sweeps.end(),
                        [&](const sweep& s) { return s.name.rfind(prefix, 0) == 0; });
   };
-  if (ran("map_")) {
+  // The memory tables read glibc's mallinfo2: meaningless under another malloc.
+  const bool glibc = std::string_view(allocator_name()) == "glibc";
+  if (!glibc) std::fprintf(stderr, "[memory] not measured: malloc is %s\n", allocator_name());
+  if (glibc && ran("map_")) {
     std::fprintf(stderr, "[map bytes per key] filling %lld keys per contender\n", opt.map_keys);
     memory.push_back(map_bytes_per_key(opt));
   }
-  if (ran("atoms")) {
+  if (glibc && ran("atoms")) {
     std::fprintf(stderr, "[atom bytes] running the atom workload once per contender\n");
     memory.push_back(atom_bytes(opt));
   }

@@ -16,6 +16,9 @@
 #include "peers.hpp"
 
 #include <lfcore/hash_trie_map.hpp>
+#if defined(LFCORE_HAVE_URCU_POLICY)
+#include <lfcore/urcu.hpp>
+#endif
 
 #include <malloc.h>
 
@@ -195,14 +198,17 @@ double bytes_per_key(u64 n, Make make) {
 }
 
 // ---------------------------------------------------------------- contenders
-template <class K>
-using lf_map = lfcore::hash_trie_map<K, u64>;
-template <class K>
+// lfcore under each reclamation policy: hazard pointers (the default) and,
+// when built, liburcu's memb flavour.
+template <class K, class R = lfcore::hazard_pointer_reclamation>
+using lf_map = lfcore::hash_trie_map<K, u64, std::hash<K>, std::equal_to<K>,
+                                     std::allocator<std::pair<const K, u64>>, R>;
+template <class K, class R = lfcore::hazard_pointer_reclamation>
 struct lf_handle {
-  lf_map<K>& m;
+  lf_map<K, R>& m;
   bool insert(const K& k, u64 v) { return m.insert({k, v}).second; }
   bool find(const K& k, u64& v) const {
-    return m.visit(k, [&](const typename lf_map<K>::value_type& kv) { v = kv.second; });
+    return m.visit(k, [&](const typename lf_map<K, R>::value_type& kv) { v = kv.second; });
   }
   bool erase(const K& k) { return m.erase(k) == 1; }
 };
@@ -331,6 +337,20 @@ struct cuckoo_handle {
 #endif
 
 #if defined(LFCORE_HAVE_URCU)
+/// Registers the thread with liburcu's memb flavour for its scope, unless it
+/// is already (lfcore::urcu::memb registers the threads it meets, too).
+struct memb_registration {
+  const bool mine = !URCU_TLS(urcu_memb_reader).registered;
+  memb_registration() {
+    if (mine) urcu_memb_register_thread();
+  }
+  ~memb_registration() {
+    if (mine) urcu_memb_unregister_thread();
+  }
+  memb_registration(const memb_registration&) = delete;
+  memb_registration& operator=(const memb_registration&) = delete;
+};
+
 /// liburcu's resizable RCU hash table (cds_lfht), memb flavour: lookups in a
 /// read-side critical section, erased nodes freed by call_rcu.
 struct urcu_map {
@@ -347,7 +367,7 @@ struct urcu_map {
     if (table == nullptr) throw std::runtime_error("cds_lfht_new_flavor failed");
   }
   ~urcu_map() {
-    urcu_memb_register_thread();
+    memb_registration registered;
     cds_lfht_iter it;
     cds_lfht_node* n;
     urcu_memb_read_lock();
@@ -358,7 +378,6 @@ struct urcu_map {
     urcu_memb_read_unlock();
     urcu_memb_barrier(); // runs the pending frees
     cds_lfht_destroy(table, nullptr);
-    urcu_memb_unregister_thread();
   }
   static void free_node(rcu_head* h) { delete caa_container_of(h, node, rcu); }
   static int match(cds_lfht_node* n, const void* key) {
@@ -368,10 +387,7 @@ struct urcu_map {
 };
 struct urcu_handle {
   urcu_map& m;
-  urcu_handle(urcu_map& map) : m(map) { urcu_memb_register_thread(); }
-  ~urcu_handle() { urcu_memb_unregister_thread(); }
-  urcu_handle(const urcu_handle&) = delete;
-  urcu_handle& operator=(const urcu_handle&) = delete;
+  memb_registration registered{};
   static unsigned long hash(u64 k) { return static_cast<unsigned long>(k); } // already spread
   bool insert(u64 k, u64 v) {
     auto* n = new urcu_map::node{{}, k, v, {}};
@@ -427,14 +443,20 @@ template <class M>
 auto sized() {
   return [](u64 n) { return std::make_unique<M>(n); };
 }
-auto lf_sized = [](u64 n) { return lfcore::hash_trie_config::for_expected_size(n); };
+template <class K, class R, class Keys = u64_keys>
+void add_lfcore_contender(std::vector<map_contender>& c, std::string name) {
+  c.push_back(
+      make_contender<lf_map<K, R>, lf_handle<K, R>, Keys>(std::move(name), true, true, [](u64 n) {
+        return std::make_unique<lf_map<K, R>>(lfcore::hash_trie_config::for_expected_size(n));
+      }));
+}
 
 std::vector<map_contender> map_contenders() {
   std::vector<map_contender> c;
-  c.push_back(
-      make_contender<lf_map<u64>, lf_handle<u64>>("lfcore hash_trie_map", true, true, [](u64 n) {
-        return std::make_unique<lf_map<u64>>(lf_sized(n));
-      }));
+  add_lfcore_contender<u64, lfcore::hazard_pointer_reclamation>(c, "lfcore hash_trie_map");
+#if defined(LFCORE_HAVE_URCU_POLICY)
+  add_lfcore_contender<u64, lfcore::urcu::memb>(c, "lfcore hash_trie_map<urcu::memb>");
+#endif
 #if defined(LFCORE_HAVE_LIBCDS)
   c.push_back(make_contender<cds_michael<u64>, cds_handle<cds_michael<u64>, u64>>(
       "libcds MichaelHashMap<HP>", false, true,
@@ -472,9 +494,11 @@ std::vector<map_contender> map_contenders() {
 std::vector<map_contender> string_map_contenders() {
   using S = std::string;
   std::vector<map_contender> c;
-  c.push_back(make_contender<lf_map<S>, lf_handle<S>, string_keys>(
-      "lfcore hash_trie_map", true, true,
-      [](u64 n) { return std::make_unique<lf_map<S>>(lf_sized(n)); }));
+  add_lfcore_contender<S, lfcore::hazard_pointer_reclamation, string_keys>(c,
+                                                                           "lfcore hash_trie_map");
+#if defined(LFCORE_HAVE_URCU_POLICY)
+  add_lfcore_contender<S, lfcore::urcu::memb, string_keys>(c, "lfcore hash_trie_map<urcu::memb>");
+#endif
 #if defined(LFCORE_HAVE_LIBCDS)
   c.push_back(make_contender<cds_michael<S>, cds_handle<cds_michael<S>, S>, string_keys>(
       "libcds MichaelHashMap<HP>", false, true,

@@ -1,5 +1,5 @@
-// lfcore/hash_trie_map.hpp - lock-free hash trie map with hazard-pointer
-// reclamation, arbitrary keys and iteration.
+// lfcore/hash_trie_map.hpp - lock-free hash trie map with hazard-pointer (or
+// RCU) reclamation, arbitrary keys and iteration.
 //
 // Structure (the LFHT of Areias and Rocha, IJPP 2016 / JPDC 2021, as used for
 // YAP's atom table; see ../shared/seeds/lock-free-atom-table.txt):
@@ -27,10 +27,11 @@
 // Erase is three stages (Harris, DISC 2001; Michael, SPAA 2002): mark the
 // leaf's next word (logical removal, the linearization point); unlink it by a
 // CAS on its predecessor's word (the eraser, or any later writer passing by);
-// retire it to the hazard-pointer domain, whose scan destroys key and value
-// once no hazard pointer protects the leaf. insert_or_assign replaces a leaf L
-// by a new leaf N with one CAS: N.next = L.next, then L.next = N | deleted, so
-// readers passing L go on to N and never see the key missing.
+// retire it to the Reclamation policy's domain, which destroys key and value
+// once no reader can hold the leaf (see lfcore/reclamation.hpp).
+// insert_or_assign replaces a leaf L by a new leaf N with one CAS: N.next =
+// L.next, then L.next = N | deleted, so readers passing L go on to N and
+// never see the key missing.
 //
 // Invariants
 // * A leaf is unlinked only after its next word is marked; a marked word never
@@ -49,6 +50,11 @@
 // read unmarked (its owner is then still reachable, and so is the run of marked
 // leaves after it), keeping hazard pointers on that owner, on the first leaf of
 // the run (no ABA on the link) and on the current and next leaf.
+// Reclamation: the policy (lfcore/reclamation.hpp) supplies those guards and a
+// read-side section around each operation. Under RCU the guards do nothing and
+// every validation passes at once: no leaf reachable during the section is
+// freed before it ends, so a stale successor is still a valid leaf whose frozen
+// (marked) next word leads back into the chain, as the validation would ensure.
 //
 // Progress: every operation is lock-free (a retry happens only when another
 // thread changed the chain). find/contains/visit/size are lock-free too and
@@ -64,21 +70,24 @@
 // size(): the sum of per-thread-shard counters; exact when no operation runs
 // concurrently, otherwise within the number of concurrent inserts and erases.
 // Memory: leaves come from Allocator (rebound), which must be stateless (the
-// hazard-pointer domain destroys retired leaves after the map may be gone);
+// reclamation domain destroys retired leaves after the map may be gone);
 // a LeafPolicy (detail::pair_leaf_policy describes one) can replace the leaf
 // altogether - atom_table keeps each atom's text inside its leaf;
-// hash nodes from operator new. Erased leaves go back to the allocator; hash
-// nodes stay until the map is destroyed (at most one of 2^level_bits buckets
-// per closed chain). Areias and Rocha's compression of empty levels is not
-// implemented: it needs hazard pointers on hash nodes too (today a traversal
-// needs none for them) and a protocol against inserts racing into the level
-// being removed.
+// hash nodes from operator new. No per-thread leaf cache sits in front of
+// the Allocator: glibc's and jemalloc's per-thread caches already serve
+// leaf-sized blocks without locks (bench/results/allocators/ compares the
+// two); a cache of lfcore's own waits for a measurement that asks for it.
+// Erased leaves go back to the allocator; hash nodes stay until the map is
+// destroyed (at most one of 2^level_bits buckets per closed chain). Areias
+// and Rocha's compression of empty levels is not implemented: it needs hazard
+// pointers on hash nodes too (today a traversal needs none for them) and a
+// protocol against inserts racing into the level being removed.
 #pragma once
 
 #include "lfcore/cache_padded.hpp"
 #include "lfcore/config.hpp"
 #include "lfcore/detail/stress.hpp"
-#include "lfcore/hazard_pointer.hpp"
+#include "lfcore/reclamation.hpp"
 #include "lfcore/thread_registry.hpp"
 
 #include <atomic>
@@ -144,7 +153,7 @@ inline constexpr bool is_transparent_v<T, std::void_t<typename T::is_transparent
 ///   key(leaf)       the key, as Hash and KeyEqual take it
 ///   make(h, args)   allocates and constructs a leaf (nothing leaks on throw)
 ///   deleter         a stateless functor destroying and freeing a leaf (the
-///                   hazard-pointer domain may call it after the map is gone)
+///                   reclamation domain may call it after the map is gone)
 template <class Key, class T, class Allocator>
 struct pair_leaf_policy {
   using value_type = std::pair<const Key, T>;
@@ -185,6 +194,7 @@ struct pair_leaf_policy {
 
 template <class Key, class T, class Hash = std::hash<Key>, class KeyEqual = std::equal_to<Key>,
           class Allocator = std::allocator<std::pair<const Key, T>>,
+          class Reclamation = hazard_pointer_reclamation,
           class LeafPolicy = detail::pair_leaf_policy<Key, T, Allocator>>
 class hash_trie_map {
   static_assert(std::allocator_traits<Allocator>::is_always_equal::value,
@@ -202,6 +212,7 @@ public:
   using hasher = Hash;
   using key_equal = KeyEqual;
   using allocator_type = Allocator;
+  using reclamation = Reclamation;
   class const_iterator;
   using iterator = const_iterator;
 
@@ -212,7 +223,7 @@ public:
       : config_(checked(config)), hash_(hash), equal_(equal),
         root_(new_hash_node(0, config_.root_bits)) {}
   /// Destroys every element. No concurrent calls. Elements erased earlier are
-  /// destroyed by the hazard-pointer domain (already, or at its next scans).
+  /// destroyed by the reclamation domain (already, or later).
   ~hash_trie_map() { destroy(root_); }
   hash_trie_map(const hash_trie_map&) = delete;
   hash_trie_map& operator=(const hash_trie_map&) = delete;
@@ -220,8 +231,8 @@ public:
   // ------------------------------------------------------------------ lookup
   // Each lookup also takes any K when Hash and KeyEqual are transparent.
 
-  /// An iterator to the element, holding a hazard pointer that keeps it alive
-  /// (its value as of the lookup), or end().
+  /// An iterator to the element, holding a guard that keeps it alive (its
+  /// value as of the lookup), or end().
   const_iterator find(const Key& key) const { return find_any(key); }
   template <class K>
   requires transparent const_iterator find(const K& key)
@@ -394,7 +405,7 @@ private:
     node->~hash_node(); // the atomics are trivially destructible
     ::operator delete(static_cast<void*>(node));
   }
-  static void retire(leaf* l) { hazard_pointer_default_domain().retire(l, leaf_deleter()); }
+  static void retire(leaf* l) { Reclamation::default_domain().retire(l, leaf_deleter()); }
 
   // Single-threaded teardown: leaves of every chain, then the node.
   static void destroy(hash_node* node) noexcept {
@@ -457,11 +468,15 @@ private:
   }
 
   // ------------------------------------------------------- read-only search
+  using guard = typename Reclamation::guard;
+  using section = typename Reclamation::section;
+  static guard make_guard() { return Reclamation::make_guard(Reclamation::default_domain()); }
+
   struct reader_guards {
-    hazard_pointer anchor = make_hazard_pointer(); // owner of the last unmarked link
-    hazard_pointer run = make_hazard_pointer();    // the leaf that link points to
-    hazard_pointer cur = make_hazard_pointer();
-    hazard_pointer next = make_hazard_pointer();
+    guard anchor = make_guard(); // owner of the last unmarked link
+    guard run = make_guard();    // the leaf that link points to
+    guard cur = make_guard();
+    guard next = make_guard();
     void reset() noexcept {
       anchor.reset_protection();
       run.reset_protection();
@@ -470,9 +485,9 @@ private:
     }
   };
   struct writer_guards {
-    hazard_pointer prev = make_hazard_pointer();
-    hazard_pointer cur = make_hazard_pointer();
-    hazard_pointer next = make_hazard_pointer();
+    guard prev = make_guard();
+    guard cur = make_guard();
+    guard next = make_guard();
     void reset() noexcept {
       prev.reset_protection();
       cur.reset_protection();
@@ -480,15 +495,16 @@ private:
     }
   };
 
-  // The hazard pointers of one operation: the calling thread's cached set
-  // (taking four hazard pointers per lookup cost more than the lookup), or a
-  // fresh set when the cached one is in use - a visit() callback, hash or
-  // equality that calls into a map of the same type. Protections are cleared
-  // when the operation ends, so nothing retired stays pinned.
+  // The guards of one operation, inside its read-side section: the calling
+  // thread's cached set (taking four hazard pointers per lookup cost more
+  // than the lookup), or a fresh set when the cached one is in use - a
+  // visit() callback, hash or equality that calls into a map of the same
+  // type. Protections are cleared when the operation ends, so nothing
+  // retired stays pinned.
   template <class Guards>
   class lease {
   public:
-    lease() {
+    lease() : section_(Reclamation::read_section()) {
       cached& c = local();
       if (!c.busy) {
         c.busy = true;
@@ -516,6 +532,7 @@ private:
       thread_local cached c;
       return c;
     }
+    [[no_unique_address]] section section_;
     Guards* guards_;
     std::optional<Guards> own_;
   };
@@ -654,7 +671,7 @@ private:
     const std::uint64_t h = hash_of(key);
     writer g;
     leaf* fresh = nullptr;
-    hazard_pointer keep = make_hazard_pointer(); // for the returned iterator
+    guard keep = make_guard(); // for the returned iterator
     for (;;) {
       // Once make() ran, key may have been moved from: search with fresh's.
       const spot s = fresh != nullptr ? locate(h, LeafPolicy::key(*fresh), *g) : locate(h, key, *g);
@@ -678,7 +695,7 @@ private:
   // insert_or_assign with a prepared leaf.
   std::pair<const_iterator, bool> assign(leaf* fresh) {
     writer g;
-    hazard_pointer keep = make_hazard_pointer();
+    guard keep = make_guard();
     keep.reset_protection(fresh); // before it is published
     const auto& key = LeafPolicy::key(*fresh);
     for (;;) {
@@ -804,9 +821,11 @@ private:
 
 public:
   /// A forward iterator over the elements (see "Iteration" in the header).
-  /// It holds a hazard pointer on its element, so the element it refers to
-  /// stays valid (with the value it had when reached) even if it is erased or
-  /// replaced meanwhile. Copying an iterator takes another hazard pointer.
+  /// It holds a guard on its element (and a read-side section), so the
+  /// element it refers to stays valid (with the value it had when reached)
+  /// even if it is erased or replaced meanwhile. Copying an iterator takes
+  /// another guard. Under RCU policies an iterator is a read-side section:
+  /// keep it on its thread and not for long (it holds back all reclamation).
   class const_iterator {
   public:
     using iterator_category = std::forward_iterator_tag;
@@ -818,8 +837,9 @@ public:
     const_iterator() noexcept = default;
     const_iterator(const const_iterator& o) : map_(o.map_), leaf_(o.leaf_) {
       if (leaf_ != nullptr) {
-        hp_ = make_hazard_pointer();
-        hp_.reset_protection(leaf_); // safe: o's hazard pointer protects it
+        section_ = Reclamation::read_section();
+        hp_ = make_guard();
+        hp_.reset_protection(leaf_); // safe: o's guard protects it
       }
     }
     const_iterator(const_iterator&&) noexcept = default;
@@ -847,17 +867,18 @@ public:
 
   private:
     friend class hash_trie_map;
-    // l must be protected by a hazard pointer of the caller's during this call.
-    const_iterator(const hash_trie_map* map, const leaf* l) : map_(map), leaf_(l) {
-      hp_ = make_hazard_pointer();
+    // l must be protected by a guard of the caller's during this call.
+    const_iterator(const hash_trie_map* map, const leaf* l)
+        : map_(map), leaf_(l), section_(Reclamation::read_section()), hp_(make_guard()) {
       hp_.reset_protection(l);
     }
-    const_iterator(const hash_trie_map* map, const leaf* l, hazard_pointer hp) noexcept
-        : map_(map), leaf_(l), hp_(std::move(hp)) {}
+    const_iterator(const hash_trie_map* map, const leaf* l, guard hp)
+        : map_(map), leaf_(l), section_(Reclamation::read_section()), hp_(std::move(hp)) {}
 
     const hash_trie_map* map_ = nullptr;
     const leaf* leaf_ = nullptr;
-    hazard_pointer hp_;
+    [[no_unique_address]] section section_; // before hp_: outlives the protection
+    guard hp_;
   };
 };
 

@@ -20,7 +20,8 @@
 // * A producer that finds the tail segment full links a new segment holding its
 //   element (CAS on next) and swings tail_; others help swing tail_. A consumer
 //   that finds the head segment drained swings head_ to the next segment and
-//   retires the old one to a hazard-pointer domain.
+//   retires the old one to the Reclamation policy's domain (hazard pointers
+//   by default, RCU through integrations/urcu; see lfcore/reclamation.hpp).
 // * Invariant: head_ never passes tail_. A consumer first helps tail_ off the
 //   segment it is about to retire. (The published FAAArrayQueue swings head_
 //   without this step; then tail_ can still point to a retired segment, and a
@@ -35,11 +36,12 @@
 // are popped in the order it pushed them. A pop sees everything the element's
 // producer did before the push.
 // Memory: elements live in segments of SegmentSize slots; a drained segment is
-// retired to the domain given at construction (by default one shared by every
-// unbounded_mpmc_queue, with a low scan threshold because segments are large),
-// so after a burst the memory goes back to the allocator except for at most
-// max(64, 2H) segments per thread still waiting for a scan (H: the domain's
-// hazard pointers). reclaim() on the domain frees the caller's at once.
+// retired to the domain given at construction. With hazard pointers that is by
+// default one shared by every unbounded_mpmc_queue, with a low scan threshold
+// because segments are large, so after a burst the memory goes back to the
+// allocator except for at most max(64, 2H) segments per thread still waiting
+// for a scan (H: the domain's hazard pointers); with RCU, segments wait for a
+// grace period. reclaim() on the domain frees the caller's at once.
 // Exceptions: T must be nothrow move-constructible and move-assignable (an
 // element moves back out of a slot a consumer gave up on). If allocating a
 // segment throws (std::bad_alloc), push has no effect and the argument is
@@ -50,7 +52,7 @@
 #include "lfcore/config.hpp"
 #include "lfcore/detail/stress.hpp"
 #include "lfcore/detail/uninitialized.hpp"
-#include "lfcore/hazard_pointer.hpp"
+#include "lfcore/reclamation.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -63,16 +65,23 @@
 namespace lfcore {
 
 namespace detail {
-/// The default domain of unbounded_mpmc_queue segments. Never destroyed (like
-/// the default domain), so threads still running at exit may use it.
-inline hazard_pointer_domain& queue_segment_domain() {
-  static hazard_pointer_domain* domain = new hazard_pointer_domain(
-      hazard_pointer_domain_config{.scan_threshold = stress_build ? 0 : 64});
-  return *domain;
+/// The default domain of unbounded_mpmc_queue segments. With hazard pointers,
+/// a domain of its own with a low scan threshold, never destroyed (like the
+/// default domain), so threads still running at exit may use it.
+template <class Reclamation = hazard_pointer_reclamation>
+typename Reclamation::domain_type& queue_segment_domain() {
+  if constexpr (std::is_same_v<Reclamation, hazard_pointer_reclamation>) {
+    static hazard_pointer_domain* domain = new hazard_pointer_domain(
+        hazard_pointer_domain_config{.scan_threshold = stress_build ? 0 : 64});
+    return *domain;
+  } else {
+    return Reclamation::default_domain();
+  }
 }
 } // namespace detail
 
-template <class T, std::size_t SegmentSize = stress_build ? 2 : 1024>
+template <class T, std::size_t SegmentSize = stress_build ? 2 : 1024,
+          class Reclamation = hazard_pointer_reclamation>
 class unbounded_mpmc_queue {
   static_assert(SegmentSize >= 1);
   static_assert(std::is_nothrow_move_constructible_v<T> && std::is_nothrow_move_assignable_v<T>,
@@ -83,7 +92,10 @@ public:
   using value_type = T;
   static constexpr std::size_t segment_size = SegmentSize;
 
-  explicit unbounded_mpmc_queue(hazard_pointer_domain& domain = detail::queue_segment_domain())
+  using reclamation = Reclamation;
+  using domain_type = typename Reclamation::domain_type;
+
+  explicit unbounded_mpmc_queue(domain_type& domain = detail::queue_segment_domain<Reclamation>())
       : domain_(&domain) {
     segment* first = new segment;
     head_->store(first, std::memory_order_relaxed);
@@ -104,7 +116,8 @@ public:
 
   /// Always succeeds, or throws std::bad_alloc with v untouched.
   void push(T&& v) {
-    hazard_pointer hp = make_hazard_pointer(*domain_);
+    [[maybe_unused]] const auto section = Reclamation::read_section();
+    auto hp = Reclamation::make_guard(*domain_);
     for (;;) {
       segment* tail = hp.protect(*tail_);
       // relaxed: the FAA only hands out positions; the slot state orders the element.
@@ -153,7 +166,8 @@ public:
     return true;
   }
   std::optional<T> try_pop() {
-    hazard_pointer hp = make_hazard_pointer(*domain_);
+    [[maybe_unused]] const auto section = Reclamation::read_section();
+    auto hp = Reclamation::make_guard(*domain_);
     for (;;) {
       segment* head = hp.protect(*head_);
       // Empty check first, so that polling an empty queue burns no positions.
@@ -193,8 +207,11 @@ public:
       if (head_->compare_exchange_strong(head, next, std::memory_order_release,
                                          std::memory_order_relaxed)) {
         hp.reset_protection();
-        domain_->retire(head);                          // unreachable from head_ and tail_ now
-        if constexpr (stress_build) domain_->reclaim(); // free it as early as possible
+        domain_->retire(head); // unreachable from head_ and tail_ now
+        // Stress builds free it as early as possible (hazard pointers only: an
+        // RCU domain's reclaim() waits for readers, this section among them).
+        if constexpr (stress_build && std::is_same_v<Reclamation, hazard_pointer_reclamation>)
+          domain_->reclaim();
       }
     }
   }
@@ -250,7 +267,7 @@ private:
     return false;
   }
 
-  hazard_pointer_domain* const domain_;
+  domain_type* const domain_;
   cache_padded<std::atomic<segment*>> head_{};
   cache_padded<std::atomic<segment*>> tail_{};
 };

@@ -1,4 +1,5 @@
 #include "../heap/heap_counter.hpp"
+#include "../reclamation_policies.hpp"
 #include "tracked.hpp"
 
 #include <lfcore/unbounded_mpmc_queue.hpp>
@@ -9,10 +10,32 @@
 #include <thread>
 #include <vector>
 
-using lfcore::unbounded_mpmc_queue;
+namespace {
 
-TEST(UnboundedMpmcQueue, FifoAcrossSegments) {
-  unbounded_mpmc_queue<int, 4> q;
+template <class R, class T, std::size_t SegmentSize>
+using queue_for = lfcore::unbounded_mpmc_queue<T, SegmentSize, R>;
+
+template <class R>
+class UnboundedMpmcQueue : public ::testing::Test {};
+TYPED_TEST_SUITE(UnboundedMpmcQueue, test::reclamation_policies, test::reclamation_name);
+
+// Under hazard pointers a private domain, so that only one queue's segments
+// are counted; RCU has one domain per flavour.
+template <class R>
+typename R::domain_type& private_domain() {
+  if constexpr (std::is_same_v<R, lfcore::hazard_pointer_reclamation>) {
+    static lfcore::hazard_pointer_domain domain(
+        lfcore::hazard_pointer_domain_config{.scan_threshold = 8});
+    return domain;
+  } else {
+    return R::default_domain();
+  }
+}
+
+} // namespace
+
+TYPED_TEST(UnboundedMpmcQueue, FifoAcrossSegments) {
+  queue_for<TypeParam, int, 4> q;
   for (int i = 0; i < 1000; ++i) q.push(i);
   for (int i = 0; i < 1000; ++i) ASSERT_EQ(q.try_pop(), i);
   EXPECT_FALSE(q.try_pop().has_value());
@@ -22,8 +45,8 @@ TEST(UnboundedMpmcQueue, FifoAcrossSegments) {
   EXPECT_EQ(v, 5);
 }
 
-TEST(UnboundedMpmcQueue, PollingAnEmptyQueueBurnsNoPositions) {
-  unbounded_mpmc_queue<int, 4> q;
+TYPED_TEST(UnboundedMpmcQueue, PollingAnEmptyQueueBurnsNoPositions) {
+  queue_for<TypeParam, int, 4> q;
   for (int i = 0; i < 100; ++i) EXPECT_FALSE(q.try_pop().has_value());
   q.push(1);
   q.push(2);
@@ -31,8 +54,8 @@ TEST(UnboundedMpmcQueue, PollingAnEmptyQueueBurnsNoPositions) {
   EXPECT_EQ(q.try_pop(), 2);
 }
 
-TEST(UnboundedMpmcQueue, SegmentOfOneSlot) {
-  unbounded_mpmc_queue<int, 1> q;
+TYPED_TEST(UnboundedMpmcQueue, SegmentOfOneSlot) {
+  queue_for<TypeParam, int, 1> q;
   for (int round = 0; round < 100; ++round) {
     for (int i = 0; i < round % 5; ++i) q.push(round * 10 + i);
     for (int i = 0; i < round % 5; ++i) ASSERT_EQ(q.try_pop(), round * 10 + i);
@@ -40,8 +63,8 @@ TEST(UnboundedMpmcQueue, SegmentOfOneSlot) {
   }
 }
 
-TEST(UnboundedMpmcQueue, MoveOnlyValues) {
-  unbounded_mpmc_queue<test::move_only, 2> q;
+TYPED_TEST(UnboundedMpmcQueue, MoveOnlyValues) {
+  queue_for<TypeParam, test::move_only, 2> q;
   for (long i = 0; i < 10; ++i) q.emplace(i);
   test::move_only m(42);
   q.push(std::move(m));
@@ -49,10 +72,10 @@ TEST(UnboundedMpmcQueue, MoveOnlyValues) {
   EXPECT_EQ(*q.try_pop()->p, 42);
 }
 
-TEST(UnboundedMpmcQueue, DestructorDestroysRemainingElements) {
+TYPED_TEST(UnboundedMpmcQueue, DestructorDestroysRemainingElements) {
   test::tracked::live = 0;
   {
-    unbounded_mpmc_queue<test::tracked, 4> q;
+    queue_for<TypeParam, test::tracked, 4> q;
     for (int i = 0; i < 11; ++i) q.emplace(i);
     for (int i = 0; i < 5; ++i) q.try_pop();
     EXPECT_EQ(test::tracked::live.load(), 6);
@@ -62,8 +85,8 @@ TEST(UnboundedMpmcQueue, DestructorDestroysRemainingElements) {
 
 using test::throws_on_copy;
 
-TEST(UnboundedMpmcQueue, ThrowingCopyClaimsNothing) {
-  unbounded_mpmc_queue<throws_on_copy, 2> q;
+TYPED_TEST(UnboundedMpmcQueue, ThrowingCopyClaimsNothing) {
+  queue_for<TypeParam, throws_on_copy, 2> q;
   const throws_on_copy bad(-1);
   EXPECT_THROW(q.push(bad), std::runtime_error);
   q.push(throws_on_copy(3));
@@ -71,10 +94,10 @@ TEST(UnboundedMpmcQueue, ThrowingCopyClaimsNothing) {
   EXPECT_FALSE(q.try_pop().has_value());
 }
 
-TEST(UnboundedMpmcQueue, ManyThreadsExactlyOnce) {
+TYPED_TEST(UnboundedMpmcQueue, ManyThreadsExactlyOnce) {
   constexpr int producers = 3, consumers = 3;
   constexpr long per_producer = 50'000;
-  unbounded_mpmc_queue<long, 8> q;
+  queue_for<TypeParam, long, 8> q;
   std::vector<std::atomic<int>> seen(producers * per_producer);
   std::atomic<long> popped{0};
   std::vector<std::thread> threads;
@@ -94,10 +117,9 @@ TEST(UnboundedMpmcQueue, ManyThreadsExactlyOnce) {
   for (auto& s : seen) ASSERT_EQ(s.load(), 1);
 }
 
-TEST(UnboundedMpmcQueue, DrainedSegmentsGoBackToTheAllocator) {
-  // A private domain, so that only this queue's segments are counted.
-  lfcore::hazard_pointer_domain domain(lfcore::hazard_pointer_domain_config{.scan_threshold = 8});
-  unbounded_mpmc_queue<long, 16> q(domain);
+TYPED_TEST(UnboundedMpmcQueue, DrainedSegmentsGoBackToTheAllocator) {
+  auto& domain = private_domain<TypeParam>();
+  queue_for<TypeParam, long, 16> q(domain);
   q.push(0);
   q.try_pop();
   domain.reclaim();

@@ -1,5 +1,6 @@
 // README.md's RCU snippet as a program, built against the installed package
 // with find_package(lfcore COMPONENTS urcu).
+#include <lfcore/unbounded_mpmc_queue.hpp>
 #include <lfcore/urcu.hpp>
 
 #include <cstdio>

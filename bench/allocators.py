@@ -62,9 +62,12 @@ def main():
         for name in order:
             run_dir = scratch / f"{name}_{rep}"
             env = dict(os.environ, **allocators[name])
-            cmd = [str(RUNNER), *runner_args, "--reps", "1", "--out", str(run_dir)]
+            # Relative paths, run from the repository root: the runner's report
+            # records its command line.
+            cmd = [str(RUNNER.relative_to(ROOT)), *runner_args, "--reps", "1", "--out",
+                   os.path.relpath(run_dir.resolve(), ROOT)]
             print(f"=== {name}, repetition {rep + 1}/{args.reps}", flush=True)
-            subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(cmd, env=env, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
             read_points(run_dir / "results.csv", points[name])
     # Keep the last repetition's full reports (tables, plots) per allocator.
     for name in allocators:

@@ -218,9 +218,12 @@ private:
 
   void submit(batch* b) {
     ensure_registered(); // call_rcu needs a registered thread
+    submit_orphans();
+    hand_to_call_rcu(b);
+  }
+  void hand_to_call_rcu(batch* b) {
     // relaxed: a statistic, ordered for stats() by the callback's release.
     retired_.fetch_add(b->count, std::memory_order_relaxed);
-    submit_orphans();
     detail::tsan_release(b);
     Api::flavor().update_call_rcu(&b->head, &run_batch);
   }
@@ -241,6 +244,8 @@ private:
   void adopt(batch* b) noexcept {
     b->next_orphan = orphans_.load(std::memory_order_relaxed);
     // release: the batch's entries are visible to whoever takes the list.
+    // Lock-free (a Treiber push): the CAS fails only when another push or the
+    // taking exchange changed the head, and then reloads it into next_orphan.
     while (!orphans_.compare_exchange_weak(b->next_orphan, b, std::memory_order_release,
                                            std::memory_order_relaxed)) {
     }
@@ -248,13 +253,9 @@ private:
   void submit_orphans() {
     // relaxed check first: orphans are rare; acquire pairs with adopt().
     if (orphans_.load(std::memory_order_relaxed) == nullptr) return;
-    for (batch* b = orphans_.exchange(nullptr, std::memory_order_acquire); b != nullptr;) {
-      batch* next = b->next_orphan;
-      retired_.fetch_add(b->count, std::memory_order_relaxed);
-      detail::tsan_release(b);
-      Api::flavor().update_call_rcu(&b->head, &run_batch);
-      b = next;
-    }
+    // The exchange takes the whole list at once: no ABA on the head.
+    for (batch* b = orphans_.exchange(nullptr, std::memory_order_acquire); b != nullptr;)
+      hand_to_call_rcu(std::exchange(b, b->next_orphan));
   }
 
   std::atomic<std::uint64_t> retired_{0};

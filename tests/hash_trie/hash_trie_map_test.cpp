@@ -52,7 +52,7 @@ std::vector<typename Map::key_type> keys_in_order(const Map& m) {
 
 template <class R>
 class HashTrieMap : public ::testing::Test {};
-TYPED_TEST_SUITE(HashTrieMap, test::reclamation_policies, test::reclamation_name);
+TYPED_TEST_SUITE(HashTrieMap, test::reclamation_policies);
 
 } // namespace
 

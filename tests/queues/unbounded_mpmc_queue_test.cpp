@@ -17,7 +17,7 @@ using queue_for = lfcore::unbounded_mpmc_queue<T, SegmentSize, R>;
 
 template <class R>
 class UnboundedMpmcQueue : public ::testing::Test {};
-TYPED_TEST_SUITE(UnboundedMpmcQueue, test::reclamation_policies, test::reclamation_name);
+TYPED_TEST_SUITE(UnboundedMpmcQueue, test::reclamation_policies);
 
 // Under hazard pointers a private domain, so that only one queue's segments
 // are counted; RCU has one domain per flavour.

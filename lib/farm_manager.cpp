@@ -62,11 +62,12 @@ void farm_manager::install_default_rules() {
             [](const mape_state& s) {
               return mape_plan{std::max(s.workers + 1, s.model_workers), {}, {}};
             }});
-  add_rule({"model: nw = ceil(T_w / T)", 10, mape_event::period,
-            [](const mape_state& s) { return s.grow_workers() != 0 || s.wants_fewer(); },
-            [](const mape_state& s) {
-              return mape_plan{s.grow_workers() != 0 ? s.grow_workers() : s.shrink_workers, {}, {}};
-            }});
+  add_rule(
+      {"model: nw = ceil(T_w / T)", 10, mape_event::period,
+       [](const mape_state& s) { return s.grow_workers() != 0 || s.wants_fewer(); },
+       [](const mape_state& s) {
+         return mape_plan{s.grow_workers() != 0 ? s.grow_workers() : s.fewer_workers(), {}, {}};
+       }});
 }
 
 void farm_manager::add_rule(eca_rule rule) {
@@ -188,9 +189,12 @@ mape_state farm_manager::analyze(const farm_sensors& now) {
   }
   // Knowledge: a shrink to n that violated the contract is not repeated
   // until the arrivals slow down (a violation after a growth is a backlog
-  // being drained, and says nothing about n).
+  // being drained, and says nothing about n; nor does one long after the
+  // shrink - a stalled process, say - so only violations within
+  // hold_periods + violation_periods of the shrink count).
   if (s.events & mape_event::arrivals_slower) proven_floor_ = 0;
-  if (s.violated && last_direction_ < 0)
+  if (s.violated && last_direction_ < 0 &&
+      periods_since_change_ <= options_.hold_periods + options_.violation_periods)
     proven_floor_ = std::max(proven_floor_, std::min(s.workers + 1, s.max_workers));
 
   if (target > 0 && s.service_time > 0) {
@@ -201,6 +205,8 @@ mape_state farm_manager::analyze(const farm_sensors& now) {
   }
   s.previous_model_workers = last_model_workers_;
   last_model_workers_ = s.model_workers;
+  s.previous_shrink_workers = last_shrink_workers_;
+  last_shrink_workers_ = s.shrink_workers;
   s.last_direction = last_direction_;
   s.periods_since_change = periods_since_change_;
   for (const auto& sensor : user_sensors_) s.user.push_back(sensor.second());

@@ -26,9 +26,9 @@
 // The Knowledge carried between periods: T_w's average, the T_A at the last
 // decision (to detect a change), the direction and age of the last change of
 // nw, and a floor: when the contract is violated right after a shrink to n
-// workers, the model does not shrink to n or fewer again until the arrivals
-// slow down (else a ratio T_w / T_A just under an integer would make it
-// shrink, violate, grow, shrink, ... - a reversal per cycle).
+// workers (within hold_periods + violation_periods), the model does not shrink to n or fewer again
+// until the arrivals slow down (else a ratio T_w / T_A just under an integer would make it shrink,
+// violate, grow, shrink, ... - a reversal per cycle).
 //
 // T_A is measured at the emitter as (wall time - time blocked on full
 // channels) / arrivals: the time the source took to produce an item. While
@@ -42,11 +42,12 @@
 //   100: R4 - no decrease within hold_periods of an increase (nop), the notes' R4
 //    50: grow - contract violated: nw = max(nw + 1, model)
 //    10: model - nw = model if more are needed (in two periods in a row: the
-//        smaller of the two); if fewer, shrink to
-//        ceil(T_w / T x (1 + decrease_margin)) but not below the floor
-//        (hysteresis between the two margins, so that noise around an
-//        integer ratio does not flip nw back and forth). Both margins give
-//        at most one worker more than ceil(T_w / T) while T_w / T < 4.
+//        smaller of the two); if fewer (in two periods in a row: the larger
+//        of the two), shrink to ceil(T_w / T x (1 + decrease_margin)) but
+//        not below the floor (hysteresis between the two margins, so that
+//        noise around an integer ratio does not flip nw back and forth).
+//        Both margins give at most one worker more than ceil(T_w / T) while
+//        T_w / T < 4.
 // The notes' model is nw = ceil(T_w / T_A); the headroom exists because a
 // farm that is busy 98% of the time keeps up on average but blocks its
 // source in every burst.
@@ -117,12 +118,13 @@ struct mape_state {
   unsigned model_workers = 0; ///< ceil(load x (1 + headroom)); 0: unknown
   unsigned previous_model_workers = 0; ///< model_workers of the period before
   unsigned shrink_workers =
-      0;                    ///< ceil(load x (1 + decrease_margin)), at least the floor; 0: unknown
-  bool saturated = false;   ///< the farm is the bottleneck
-  bool contract_met = true; ///< in this period
-  bool violated = false;    ///< not met for manager_options::violation_periods periods in a row
-  unsigned events = 0;      ///< mape_event bits
-  int last_direction = 0;   ///< +1 / -1: the last change of nw added / removed workers
+      0; ///< ceil(load x (1 + decrease_margin)), at least the floor; 0: unknown
+  unsigned previous_shrink_workers = 0; ///< shrink_workers of the period before
+  bool saturated = false;               ///< the farm is the bottleneck
+  bool contract_met = true;             ///< in this period
+  bool violated = false;  ///< not met for manager_options::violation_periods periods in a row
+  unsigned events = 0;    ///< mape_event bits
+  int last_direction = 0; ///< +1 / -1: the last change of nw added / removed workers
   unsigned periods_since_change = 0;
   std::vector<double> user; ///< user sensors, in add_sensor order
 
@@ -134,8 +136,17 @@ struct mape_state {
         model_workers < previous_model_workers ? model_workers : previous_model_workers;
     return both > workers ? both : 0;
   }
+  /// The model asks for fewer workers in this period and the one before (one
+  /// period's long T_A may be a late source or a descheduled emitter, not
+  /// slower arrivals): the larger of the two answers, or 0.
+  unsigned fewer_workers() const {
+    if (shrink_workers == 0 || previous_shrink_workers == 0) return 0;
+    const unsigned both =
+        shrink_workers > previous_shrink_workers ? shrink_workers : previous_shrink_workers;
+    return both < workers ? both : 0;
+  }
   bool wants_more() const { return violated || grow_workers() != 0; }
-  bool wants_fewer() const { return shrink_workers != 0 && shrink_workers < workers; }
+  bool wants_fewer() const { return fewer_workers() != 0; }
 };
 
 /// What a rule decides; empty members leave things as they are.
@@ -231,10 +242,11 @@ private:
   farm_sensors previous_;
   std::chrono::steady_clock::time_point started_;
   double last_service_time_ = 0;
-  double reference_arrival_ = 0;    // T_A at the last decision
-  unsigned proven_floor_ = 0;       // workers below which the contract was violated
-  unsigned unmet_periods_ = 0;      // periods in a row the contract was not met
-  unsigned last_model_workers_ = 0; // the model's answer in the previous period
+  double reference_arrival_ = 0;     // T_A at the last decision
+  unsigned proven_floor_ = 0;        // workers below which the contract was violated
+  unsigned unmet_periods_ = 0;       // periods in a row the contract was not met
+  unsigned last_model_workers_ = 0;  // the model's answer in the previous period
+  unsigned last_shrink_workers_ = 0; // and its answer for shrinking
   int last_direction_ = 0;
   unsigned periods_since_change_ = 0;
   unsigned reversals_ = 0;

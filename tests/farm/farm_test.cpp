@@ -123,6 +123,33 @@ TEST(farm, ordered_mode_restores_order_of_uneven_tasks) {
   EXPECT_EQ(out, expected);
 }
 
+// Workers wake the collector once per batch of results, but a result of a
+// long task must not wait for the batch: here the worker's fourth task waits
+// until the sink has seen the first result, so a result held back until the
+// worker goes idle would show as a wait that times out.
+TEST(farm, results_of_long_tasks_reach_the_sink_while_the_worker_is_busy) {
+  std::atomic<bool> first_delivered{false};
+  std::atomic<bool> seen_by_fourth_task{false};
+  lfcore::farm<int> f(
+      [&](int x) {
+        std::this_thread::sleep_for(1ms); // longer than the farm's result latency
+        if (x == 3) {
+          const auto deadline = std::chrono::steady_clock::now() + 10s;
+          while (!first_delivered.load() && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(100us);
+          seen_by_fourth_task = first_delivered.load();
+        }
+        return x;
+      },
+      options(1, lfcore::scheduling::round_robin));
+  std::vector<int> out;
+  f.run_and_wait(counting_source(5), [&](int x) {
+    if (x == 0) first_delivered = true;
+    out.push_back(x);
+  });
+  EXPECT_TRUE(seen_by_fourth_task);
+  EXPECT_EQ(out, (std::vector<int>{0, 1, 2, 3, 4}));
+}
 TEST(farm, without_collector_runs_every_task) {
   std::atomic<std::uint64_t> sum{0};
   lfcore::farm<std::uint64_t, void> f([&](std::uint64_t x) { sum.fetch_add(x); },

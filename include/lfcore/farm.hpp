@@ -42,19 +42,21 @@
 // first exception. Later ones are dropped.
 //
 // Waiting: a thread with nothing to do yields for a while, then parks on an
-// eventcount (announce, fence, re-check, sleep; see eventcount.hpp). The
-// fence is asymmetric ([farm.light] / [farm.heavy]): a hand-over pays a
-// compiler barrier and a load, a thread that parks pays membarrier(2). The
-// emitter's push wakes the worker; a worker wakes the collector once per
-// batch of results (see result_batch); a pop wakes the producer, who may
-// wait for room, every refill_batch pops from a large ring (see
-// pops_per_room_notify) and every pop from a small one.
+// eventcount (announce, fence, re-check, sleep; see eventcount.hpp). Wake-ups
+// are few, because on a VM each costs the waker microseconds: the emitter's
+// push wakes its worker ([farm.light], a compiler barrier and a load, paired
+// with membarrier(2) when the worker parks: [farm.heavy]); a pop wakes the
+// producer, who may wait for room, every half ring (see pops_per_room_notify);
+// results reach the collector in batches, and while they flow the collector
+// polls instead of being woken (see result_batch). Those once-per-batch
+// wake-ups pay a full fence, so that nobody parks with membarrier for them
+// (see wakers).
 //
 // Sensors (farm_base::sensors()) are counters each written by one thread with
 // relaxed stores and read by the autonomic manager at its own pace: items
 // arrived, time the emitter spent blocked on full channels, tasks done and
-// busy time per worker, results delivered. Busy time costs one clock read per
-// task.
+// busy time per worker, results delivered. Busy time costs a clock read per
+// task, or per 16 tasks shorter than 2 us (see busy_clock).
 //
 // Who may call what: run_and_wait (one at a time, from any thread; a second
 // concurrent call throws std::logic_error), and from any thread at any time
@@ -188,10 +190,21 @@ protected:
     if (pin_epoch_.load(std::memory_order_relaxed) != epoch)
       pin_self(slot, epoch); // relaxed: a hint
   }
-  /// Wakes a thread that may sleep on `ec` after the caller changed what it
-  /// waits for: [farm.light], a compiler barrier where membarrier(2) is
-  /// available (see [farm.heavy]), and a relaxed look at the waiters. The
-  /// fence of eventcount::notify is paid only when someone sleeps.
+  // Two ways to wake a thread that may sleep on an eventcount, and the two
+  // ways of parking that pair with them:
+  // * wake(ec), for hand-overs made once per task (a task pushed to a worker,
+  //   a result fed back to the emitter): [farm.light], a compiler barrier
+  //   where membarrier(2) is available, and a relaxed look at the waiters.
+  //   A thread waiting for such a hand-over parks with [farm.heavy],
+  //   membarrier(2), which interrupts every CPU running a thread of ours.
+  // * ec.notify_one(), for wake-ups made once per batch (room in a ring,
+  //   results announced to the collector): eventcount's full fence. A thread
+  //   waiting only for those parks with a full fence, and interrupts nobody.
+  //   On the 2-vCPU KVM guest a membarrier cost the busy worker several
+  //   microseconds; with the collector and the emitter parking with it
+  //   (8,000 times a second for 10 us tasks at nw = 1) the one worker ran at
+  //   0.87-0.90 of the sequential loop's rate, 0.95-0.97 without them.
+  enum class wakers { per_task, per_batch };
   static void wake(eventcount& ec) noexcept {
     detail::asymmetric_fence::light();
     if (ec.may_have_waiters()) ec.notify_one();
@@ -200,10 +213,12 @@ protected:
   static constexpr int idle_spins = stress_build ? 1 : 64;
 
   // Runs `ready` (which may act: pop, push) until it returns true or the farm
-  // stops; returns whether `ready` succeeded. Yields idle_spins times, then
-  // parks on `ec`: announce, fence, re-check, sleep.
+  // stops; returns whether `ready` succeeded. Yields `spins` times, then
+  // parks on `ec`: announce, fence, re-check, sleep. `from` says who wakes
+  // us, hence which fence pairs with theirs.
   template <class Ready>
-  bool wait_until_ready(eventcount& ec, Ready ready, int spins = idle_spins) {
+  bool wait_until_ready(eventcount& ec, Ready ready, wakers from = wakers::per_task,
+                        int spins = idle_spins) {
     for (int spin = 0; spin < spins; ++spin) {
       if (ready()) return true;
       if (stopped()) return false;
@@ -213,13 +228,15 @@ protected:
       if (ready()) return true;
       if (stopped()) return false;
       const eventcount::key_type key = ec.prepare_wait();
-      // [farm.heavy] pairs with [farm.light] in wake() and with the full fence
-      // of every other notify (eventcount's [ec.notify]): either the notifier
-      // sees us counted as a waiter and wakes us, or our re-check below sees
-      // its change (a push, a pop, a close, stop_, active_). Heavy: with
-      // membarrier(2) the hot path's wake() pays a compiler barrier and the
-      // rare thread that parks pays the system call.
-      detail::asymmetric_fence::heavy();
+      // Either the waker sees us counted as a waiter and wakes us, or our
+      // re-check below sees its change (a push, a pop, a close, stop_,
+      // active_). [farm.heavy] pairs with [farm.light] in wake() and with
+      // every full fence; [farm.park] pairs with full fences only:
+      // eventcount's [ec.notify] and [farm.announce].
+      if (from == wakers::per_task)
+        detail::asymmetric_fence::heavy(); // [farm.heavy]
+      else
+        detail::full_fence(); // [farm.park]
       bool ok = false;
       try {
         ok = ready(); // once: ready() may act (and, with feedback, run user code)
@@ -341,42 +358,50 @@ private:
   static std::size_t ring_size(std::size_t n) { return std::bit_ceil(n < 2 ? std::size_t{2} : n); }
 
   // The consumer of a channel wakes its producer (who may wait for room)
-  // after every k-th pop only. A producer that found a ring of
-  // spsc_queue::refill_min_capacity slots or more full pushes again only
-  // once refill_batch slots are free; so waking it on every pop would wake it
-  // refill_batch - 1 times for nothing - a futex wake each, measured at ~2 us
-  // per task with one worker. With k = refill_batch: a full ring drained by
-  // 2k pops passes two multiples of k, and at the second at least k slots
-  // are free, so a waiting producer is always woken with room (the ring
-  // holds at least 2k slots). Smaller rings (on-demand): every pop.
+  // after every k-th pop only: each wake-up of a parked thread is a futex
+  // call and, on a VM, an interrupt of the CPU it sleeps on. A producer that
+  // found a ring of spsc_queue::refill_min_capacity slots or more full pushes
+  // again only once refill_batch slots are free. With k = capacity / 2 (at
+  // least 128 > refill_batch): a producer that failed with f < refill_batch
+  // slots free, so with at least capacity - f = 2k - f results queued, sees
+  // two multiples of k pass before the ring is empty, and at the second at
+  // least k + 1 slots are free - it is always woken with room, and it then
+  // refills half a ring at once. Measured against k = refill_batch (2 vCPUs,
+  // one worker, 1 us tasks): 0.89-0.91 -> 0.92 of the sequential rate. Smaller
+  // rings (on-demand): every pop.
   using element_queue = spsc_queue<task_item>;
   static std::uint64_t pops_per_room_notify(std::size_t capacity) {
-    return capacity >= element_queue::refill_min_capacity ? element_queue::refill_batch : 1;
+    return capacity >= element_queue::refill_min_capacity ? capacity / 2 : 1;
   }
 
-  // A worker's results not yet announced to the collector. Waking a parked
-  // collector for every result costs a futex call on the worker and puts
-  // the collector on a core that a worker needs, once per task, when there
-  // are more farm threads than cores. So a worker wakes the collector when
-  // * it has pushed results_per_wake results since the last wake-up, or
-  // * the oldest of them would wait longer than result_latency if the worker
-  //   ran one more task as long as the last one (so results of long tasks
-  //   are announced at once), or
-  // * it is about to wait (for a task, for output room) or to finish.
-  // A result therefore reaches a parked collector within about
-  // result_latency, or sooner, and never sits unannounced while its worker
-  // sleeps: in ordered mode the collector may wait for exactly that result,
-  // and no worker waits for anything without announcing first, so nobody
-  // waits for ever. Measured with the collector_spins below (2 cores, nw = 2,
-  // interleaved runs): the share of the farm's CPU samples spent in 10 us
-  // tasks rose from 0.93 to 0.97 (medians of 5), 1 us tasks ran 8% faster,
-  // and the scalability sweep's efficiency for 10 us tasks went from
-  // 0.92-0.95 to 0.96-0.99 (bench/results/README.md, task farm).
+  // Results reach the collector in batches, because each wake-up of a
+  // sleeping thread costs the waker a futex call and, on a VM, an
+  // inter-processor interrupt: several microseconds of a worker's time.
+  // * While results flow, the collector polls: it sleeps result_latency at a
+  //   time (a timed futex wait) and drains what arrived; no worker wakes it.
+  // * After poll_limit polls found nothing, it parks and sets
+  //   collector_parked_. A worker that pushes a result and sees the flag
+  //   wakes it at once; as the look is relaxed (no fence per result) and may
+  //   be stale, a worker also announces its results, with a fence
+  //   ([farm.announce]), when it has pushed results_per_wake since its last
+  //   announcement, when the oldest would wait longer than result_latency if
+  //   it ran one more task as long as the last one, and before it waits for
+  //   anything or finishes.
+  // So a result reaches the sink within about result_latency while results
+  // flow, at once after a pause, and never sits unannounced while its worker
+  // waits in the farm: in ordered mode the collector may wait for exactly
+  // that result, and no worker waits without announcing first, so nobody
+  // waits for ever. (Only a task that blocks until the sink has seen an
+  // earlier result of its own worker can wait on a result that missed the
+  // parked flag, until the batch rules above announce it: tasks should not
+  // wait on the sink.) Measured on 2 vCPUs against a collector woken per
+  // batch (32 results or 200 us): 10 us tasks at nw = 1 went from 0.95-0.97
+  // to 0.99 of the sequential loop's rate (bench/results/README.md, task farm).
   static constexpr std::uint64_t results_per_wake = stress_build ? 2 : 32;
   static constexpr std::chrono::microseconds result_latency{stress_build ? 5 : 200};
-  // Woken once per batch, the collector parks after a few yields instead of
-  // idle_spins: spinning for results that come in batches only takes a core
-  // from a worker.
+  static constexpr int poll_limit = 2;
+  // Between polls the collector yields a few times instead of idle_spins:
+  // spinning for results that come in batches only takes a core from a worker.
   static constexpr int collector_spins = stress_build ? 1 : 4;
   struct result_batch {
     std::uint64_t pending = 0;
@@ -385,8 +410,14 @@ private:
   void announce(result_batch& b) noexcept {
     if (b.pending == 0) return;
     b.pending = 0;
-    wake(collector_wake_);
+    // [farm.announce] pairs with [farm.park]: either we see the flag (and
+    // notify_one sees the collector counted as a waiter), or the collector's
+    // re-check after its fence sees our pushes.
+    detail::full_fence();
+    if (collector_parked_.load(std::memory_order_relaxed)) collector_wake_.notify_one();
   }
+  // Written by the collector around a park, read by every worker per result.
+  alignas(cache_line_size) std::atomic<bool> collector_parked_{false};
 
   template <class Source, class Sink>
   void run(Source& source, Sink* sink, feedback_hook* feedback) {
@@ -474,7 +505,8 @@ private:
   bool send(std::vector<std::unique_ptr<lane>>& lanes, task_item&& t, unsigned& next) {
     if (try_send(lanes, t, next)) return true;
     const clock::time_point start = clock::now();
-    const bool sent = wait_until_ready(emitter_wake_, [&] { return try_send(lanes, t, next); });
+    const bool sent = wait_until_ready(
+        emitter_wake_, [&] { return try_send(lanes, t, next); }, wakers::per_batch);
     const auto waited = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start);
     emitter_->blocked_ns.store(emitter_->blocked_ns.load(std::memory_order_relaxed) +
                                    waited.count(),
@@ -506,6 +538,38 @@ private:
   }
 
   // ----------------------------------------------------------------- worker
+  // A worker's busy time (the sensors' T_w) with few clock reads: a read
+  // costs 20-35 ns on the reference machine, 3% of a 1 us task. When tasks
+  // are short the worker reads the clock once per short_stride tasks and
+  // charges the interval to all of them. Waiting for a task is not busy time
+  // (waiting for output room is).
+  struct busy_clock {
+    static constexpr clock::duration short_task = std::chrono::microseconds(2);
+    static constexpr unsigned short_stride = stress_build ? 2 : 16;
+    std::uint64_t busy_ns;
+    clock::time_point last = clock::now(); // the last read, or the end of the last wait
+    clock::duration per_task{};            // measured at the last read
+    unsigned since = 0;                    // tasks finished since `last`
+    unsigned stride = 1;
+
+    /// After a task: reads the clock if due; true if it did (then `last` is
+    /// the task's end and `per_task` the recent time per task).
+    bool tick() {
+      if (++since < stride) return false;
+      const clock::time_point now = clock::now();
+      per_task = (now - last) / since;
+      stride = per_task < short_task ? short_stride : 1;
+      charge(now);
+      return true;
+    }
+    void charge(clock::time_point now) { // busy until now
+      busy_ns += static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(now - last).count());
+      last = now;
+      since = 0;
+    }
+  };
+
   template <bool collect>
   void worker_loop(unsigned i, lane& l) {
     worker_control& c = control(i);
@@ -515,41 +579,39 @@ private:
     std::uint64_t popped = 0;
     // Our own counters (one writer: the worker of slot i, in every run).
     std::uint64_t done = c.tasks.load(std::memory_order_relaxed);
-    std::uint64_t busy = c.busy_ns.load(std::memory_order_relaxed);
+    busy_clock timer{c.busy_ns.load(std::memory_order_relaxed)};
     result_batch batch;
-    clock::time_point last = clock::now();
     try {
       for (;;) {
         std::optional<task_item> t = l.input.try_pop();
         if (!t) {
           if constexpr (collect) announce(batch); // before waiting (see result_batch)
+          timer.charge(clock::now());
+          c.busy_ns.store(timer.busy_ns, std::memory_order_relaxed); // one writer
           if (!wait_for_task(c, l, t)) break;
-          last = clock::now(); // idle time is not busy time
+          timer.last = clock::now(); // idle time is not busy time
         }
-        if (++popped % room_every == 0) wake(emitter_wake_); // the emitter may wait for room
+        if (++popped % room_every == 0) emitter_wake_.notify_one(); // it may wait for room
         if (stopped()) break;
-        clock::time_point now;
         if constexpr (std::is_void_v<Out>) {
           worker_(std::move(t->value));
-          now = clock::now();
         } else if constexpr (!collect) {
           (void)worker_(std::move(t->value));
-          now = clock::now();
         } else {
           result_item r{t->seq, worker_(std::move(t->value))};
-          now = clock::now();
-          if (!deliver(c, l, std::move(r), batch, now, now - last)) break;
+          const bool timed = timer.tick();
+          if (!deliver(c, l, std::move(r), batch, timer, timed)) break;
         }
-        busy += static_cast<std::uint64_t>(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(now - last).count());
-        last = now;
-        c.busy_ns.store(busy, std::memory_order_relaxed); // one writer
-        c.tasks.store(++done, std::memory_order_relaxed); // one writer
+        if constexpr (!collect) timer.tick();
+        c.busy_ns.store(timer.busy_ns, std::memory_order_relaxed); // one writer
+        c.tasks.store(++done, std::memory_order_relaxed);           // one writer
         repin_if_changed(i + 1, epoch);
       }
     } catch (...) {
       fail(std::current_exception());
     }
+    timer.charge(clock::now());
+    c.busy_ns.store(timer.busy_ns, std::memory_order_relaxed);
     if constexpr (collect) {
       l.output_closed.store(true, std::memory_order_release); // [farm.close]
       collector_wake_.notify_one();
@@ -569,17 +631,23 @@ private:
     return t.has_value() && !end;
   }
 
-  // Pushes a result to the collector, waiting for room, and wakes the
-  // collector when the batch is due (see result_batch). `now`: when the task
-  // ended; `task_time`: how long it ran. False on stop.
+  // Pushes a result to the collector, waiting for room, and announces the
+  // batch when it is due (see result_batch). `timed`: the clock was read
+  // after this task, so the latency rule can be judged. False on stop.
   bool deliver(worker_control& c, lane& l, result_item&& r, result_batch& batch,
-               clock::time_point now, clock::duration task_time) {
+               const busy_clock& timer, bool timed) {
     if (!l.output.try_push(std::move(r))) {
       announce(batch); // before waiting: the collector makes the room
-      if (!wait_until_ready(c.wake, [&] { return l.output.try_push(std::move(r)); })) return false;
+      if (!wait_until_ready(
+              c.wake, [&] { return l.output.try_push(std::move(r)); }, wakers::per_batch))
+        return false;
     }
-    if (batch.pending++ == 0) batch.oldest = now;
-    if (batch.pending >= results_per_wake || now - batch.oldest + task_time >= result_latency)
+    // Without a fresh read, `last` is at most short_stride short tasks old:
+    // the batch then looks older than it is, and is announced early.
+    if (batch.pending++ == 0) batch.oldest = timer.last;
+    // relaxed: a hint, read per result; [farm.announce] is the guarantee.
+    if (collector_parked_.load(std::memory_order_relaxed) || batch.pending >= results_per_wake ||
+        (timed && timer.last - batch.oldest + timer.per_task >= result_latency))
       announce(batch);
     return true;
   }
@@ -615,7 +683,7 @@ private:
     auto hand_over = [&](unsigned i) {
       result_item r = std::move(*head[i]);
       head[i].reset();
-      if (++taken[i] % room_every == 0) wake(control(i).wake); // the worker may wait for room
+      if (++taken[i] % room_every == 0) control(i).wake.notify_one(); // it may wait for room
       sink(std::move(r.value));
       completed_->store(++completed, std::memory_order_relaxed); // one writer
     };
@@ -649,14 +717,42 @@ private:
       for (unsigned i = 0; i < nw; ++i) any = refill(i) || any;
       return any;
     };
+    int empty_polls = 0;
     try {
       while (open > 0 && !stopped()) {
         repin_if_changed(nw + 1, epoch);
-        if (!drain() && open > 0) wait_until_ready(collector_wake_, changed, collector_spins);
+        if (drain()) {
+          empty_polls = 0;
+        } else if (open > 0 && empty_polls < poll_limit) {
+          ++empty_polls;
+          poll_for_results(changed);
+        } else if (open > 0) {
+          collector_parked_.store(true, std::memory_order_relaxed); // read after [farm.park]
+          wait_until_ready(collector_wake_, changed, wakers::per_batch, 0);
+          collector_parked_.store(false, std::memory_order_relaxed);
+        }
       }
     } catch (...) {
       fail(std::current_exception());
     }
+    collector_parked_.store(false, std::memory_order_relaxed); // the next run starts polling
+  }
+
+  // Yields collector_spins times, then sleeps until `changed` reports a
+  // result or result_latency passed; a worker's end or a stop wakes it
+  // sooner (eventcount's notify counts timed waiters too).
+  template <class Changed>
+  void poll_for_results(Changed& changed) {
+    for (int spin = 0; spin < collector_spins; ++spin) {
+      if (changed() || stopped()) return;
+      std::this_thread::yield();
+    }
+    const eventcount::key_type key = collector_wake_.prepare_wait();
+    if (changed() || stopped()) {
+      collector_wake_.cancel_wait();
+      return;
+    }
+    collector_wake_.wait_until(key, clock::now() + result_latency);
   }
 
   worker_function worker_;

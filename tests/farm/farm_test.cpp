@@ -150,6 +150,40 @@ TEST(farm, results_of_long_tasks_reach_the_sink_while_the_worker_is_busy) {
   EXPECT_TRUE(seen_by_fourth_task);
   EXPECT_EQ(out, (std::vector<int>{0, 1, 2, 3, 4}));
 }
+
+// After a pause the collector parks; the first result after it must wake
+// the collector at once, not wait for a batch: the task after it waits
+// until the sink has seen that result (with a time-out that fails the test).
+TEST(farm, first_result_after_a_pause_reaches_a_parked_collector) {
+  std::atomic<bool> delivered{false};
+  std::atomic<bool> seen{false};
+  lfcore::farm<int> f(
+      [&](int x) {
+        if (x == 2) {
+          const auto deadline = std::chrono::steady_clock::now() + 10s;
+          while (!delivered.load() && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(100us);
+          seen = delivered.load();
+        }
+        return x;
+      },
+      options(1, lfcore::scheduling::round_robin));
+  int next = 0;
+  std::vector<int> out;
+  f.run_and_wait(
+      [&]() -> std::optional<int> {
+        if (next == 1) std::this_thread::sleep_for(50ms); // the collector polls, then parks
+        if (next == 3) return std::nullopt;
+        return next++;
+      },
+      [&](int x) {
+        if (x == 1) delivered = true;
+        out.push_back(x);
+      });
+  EXPECT_TRUE(seen);
+  EXPECT_EQ(out, (std::vector<int>{0, 1, 2}));
+}
+
 TEST(farm, without_collector_runs_every_task) {
   std::atomic<std::uint64_t> sum{0};
   lfcore::farm<std::uint64_t, void> f([&](std::uint64_t x) { sum.fetch_add(x); },

@@ -1,8 +1,10 @@
 // lib/atom_table.cpp - atom_table over hash_trie_map (design: atom_table.hpp).
 #include "lfcore/atom_table.hpp"
 
+#include "lfcore/cache_padded.hpp"
 #include "lfcore/hash_trie_map.hpp"
 #include "lfcore/hazard_pointer.hpp"
+#include "lfcore/thread_registry.hpp"
 
 #include <algorithm>
 #include <mutex>
@@ -58,6 +60,73 @@ constexpr std::uint32_t permanent_bit = 1u << 31;
 constexpr std::uint32_t dead_bit = 1u << 30;
 constexpr std::uint32_t refs_mask = dead_bit - 1;
 
+// Permanent atoms (intern) live as long as their table: nothing frees one
+// before the table's destructor, so they need no allocator of their own. The
+// arena carves them from chunks, one chain per thread slot (a dense thread
+// id below `slots`: owned by one live thread, so a slot's bump pointer needs
+// no atomics; a recycled id passes the slot on after the registry's
+// hand-over, which orders the two threads), and frees the chunks with the
+// table. A block costs its size rounded up to 8 bytes, where glibc's malloc
+// adds an 8-byte header and rounds to 16: 46 bytes per atom beyond the text
+// instead of 58 on the paper's workload (bench/results/README.md). Blocks
+// above max_block, threads with larger ids, and atoms that may be collected
+// use operator new.
+class atom_arena {
+public:
+  static constexpr std::size_t slots = 64;
+  static constexpr std::size_t max_block = 1024;
+  static constexpr std::size_t first_chunk = 4096, last_chunk = std::size_t(1) << 20;
+
+  atom_arena() = default;
+  atom_arena(const atom_arena&) = delete;
+  atom_arena& operator=(const atom_arena&) = delete;
+  ~atom_arena() {
+    for (auto& s : slots_)
+      for (chunk* c = s->chunks; c != nullptr;) {
+        chunk* prev = c->prev;
+        ::operator delete(static_cast<void*>(c));
+        c = prev;
+      }
+  }
+
+  /// An 8-aligned block of `bytes`, or nullptr: then use operator new.
+  void* allocate(std::size_t bytes) {
+    const thread_registry::id_type id = thread_registry::current_id();
+    if (id >= slots || bytes > max_block) return nullptr;
+    slot& s = *slots_[id];
+    bytes = (bytes + 7) & ~std::size_t(7);
+    if (static_cast<std::size_t>(s.end - s.next) < bytes) refill(s);
+    void* block = s.next;
+    s.next += bytes;
+    return block;
+  }
+
+private:
+  struct chunk {
+    chunk* prev;
+    // the blocks follow, 8-aligned
+  };
+  struct slot {
+    char* next = nullptr;
+    char* end = nullptr;
+    chunk* chunks = nullptr; // the newest; each links to the one before
+    std::size_t next_size = first_chunk;
+  };
+  // Chunks double from 4 KiB to 1 MiB, so a table with few atoms stays
+  // small; a chunk's unused tail is less than max_block.
+  static void refill(slot& s) {
+    void* raw = ::operator new(s.next_size);
+    chunk* c = ::new (raw) chunk{s.chunks};
+    s.chunks = c;
+    s.next = reinterpret_cast<char*>(c + 1);
+    s.end = static_cast<char*>(raw) + s.next_size;
+    if (s.next_size < last_chunk) s.next_size *= 2;
+  }
+  static_assert(sizeof(chunk) % 8 == 0);
+
+  cache_padded<slot> slots_[slots];
+};
+
 // The trie's leaves are the atom entries, text included (see
 // hash_trie_map's LeafPolicy).
 struct atom_leaf_policy {
@@ -66,18 +135,27 @@ struct atom_leaf_policy {
   using position_key = std::string;
   static std::string_view key(const leaf& l) noexcept { return l.text(); }
   static const value_type& value(const leaf& l) noexcept { return l; }
-  // As hash_trie_map::try_emplace(text, state) calls it.
-  template <class TextTuple, class StateTuple>
-  static leaf* make(std::uint64_t h, std::piecewise_construct_t, TextTuple&& text,
-                    StateTuple&& state) {
+  // As atom_table::get calls hash_trie_map::try_emplace(text, state, arena).
+  template <class TextTuple, class Args>
+  static leaf* make(std::uint64_t h, std::piecewise_construct_t, TextTuple&& text, Args&& args) {
     const std::string_view t = std::get<0>(text);
-    void* raw = ::operator new(sizeof(atom_entry) + t.size() + 1);
-    return ::new (raw) atom_entry(h, t, std::get<0>(state)); // noexcept
+    const std::uint32_t state = std::get<0>(args);
+    atom_arena& arena = std::get<1>(args);
+    const std::size_t bytes = sizeof(atom_entry) + t.size() + 1;
+    void* raw = (state & permanent_bit) != 0 ? arena.allocate(bytes) : nullptr;
+    const bool carved = raw != nullptr;
+    if (!carved) raw = ::operator new(bytes);
+    return ::new (raw) atom_entry(h, t, state, carved); // noexcept
   }
-  struct deleter { // stateless: the hazard-pointer domain calls it
+  // Stateless: the hazard-pointer domain calls it, after the table may be
+  // gone - but only for atoms that died, which were never carved. Carved
+  // blocks are freed with the arena's chunks; one dropped here (an insert
+  // that lost a race for the same text) stays unused until then.
+  struct deleter {
     void operator()(leaf* l) const noexcept {
+      const bool carved = l->carved;
       l->~atom_entry();
-      ::operator delete(static_cast<void*>(l));
+      if (!carved) ::operator delete(static_cast<void*>(l));
     }
   };
 };
@@ -173,6 +251,7 @@ struct atom_table::impl {
   explicit impl(std::size_t expected)
       : atoms(expected != 0 ? hash_trie_config::for_expected_size(expected, 23)
                             : hash_trie_config{}) {}
+  atom_arena arena; // destroyed after the trie, which destroys the atoms in it
   trie atoms;
   std::mutex collecting; // one collect() at a time
 };
@@ -187,7 +266,8 @@ atom atom_table::get(std::string_view text, bool counted) {
   trie& atoms = impl_->atoms;
   for (;;) {
     // One search; the text is copied only if it is absent.
-    auto [it, inserted] = atoms.try_emplace(text, counted ? std::uint32_t(1) : permanent_bit);
+    auto [it, inserted] =
+        atoms.try_emplace(text, counted ? std::uint32_t(1) : permanent_bit, impl_->arena);
     if (inserted || claim(*it, counted)) return atom(&*it);
     // Dead: being collected. Help unlink it (its collector may stall), then retry.
     atoms.erase(it);

@@ -98,8 +98,10 @@ TEST(AtomStress, ReferencedAtomsSurviveCollection) {
               grown, domain.stats().hazard_records);
   EXPECT_EQ(domain.stats().pending(), 0u); // every dead atom and old block was destroyed
   // What may grow is the domain's bookkeeping (records and per-thread blocks
-  // follow peak concurrency, not work): far less than one leaf per dead atom.
-  EXPECT_LT(grown, collected * 56 / 4);
+  // follow peak concurrency, not work: 60 KiB seen when a busy machine gave
+  // the second round more overlap), far less than one leaf per dead atom. A
+  // leaked property block and functor per atom would be 80 bytes each.
+  EXPECT_LT(grown, 64 * 1024 + collected * 56 / 4);
 }
 
 TEST(AtomStress, ManyThreadsInternTheSameTexts) {

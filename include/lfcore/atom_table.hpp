@@ -48,8 +48,12 @@
 // Ordering: intern/intern_ref/find are linearizable (hash_trie_map's insert
 // or lookup, and the CAS on the state word); what the thread that created
 // an atom wrote before interning it is visible to every thread that obtains it.
-// Memory: per atom, one allocation of 33 bytes plus the text, plus its share
-// of the trie's buckets (bench/results/README.md measures it).
+// Memory: per atom, one block of 33 bytes plus the text, rounded up to 8,
+// plus its share of the trie's buckets (bench/results/README.md measures
+// it). Atoms created permanent (intern) are carved from the table's arena:
+// chunks per thread, freed with the table, no allocator header. Atoms that
+// may be collected (intern_ref, find's callers) come from operator new, and
+// go back to it through the hazard-pointer domain.
 //
 // Not provided: atom texts are bytes (any bytes, NUL included, up to
 // max_length); intern_utf8() validates UTF-8 but nothing normalizes Unicode.
@@ -79,11 +83,13 @@ namespace detail {
 struct property_block;
 
 /// An atom: a leaf of the hash trie (hash and next are the trie's), with its
-/// text right after it in the same allocation, NUL-terminated (the text
-/// itself may contain NULs). 32 bytes plus the text.
+/// text right after it in the same block, NUL-terminated (the text itself
+/// may contain NULs). 32 bytes plus the text.
 struct atom_entry {
-  atom_entry(std::uint64_t mixed_hash, std::string_view text, std::uint32_t initial_state) noexcept
-      : hash(mixed_hash), state(initial_state), size(static_cast<std::uint32_t>(text.size())) {
+  atom_entry(std::uint64_t mixed_hash, std::string_view text, std::uint32_t initial_state,
+             bool in_arena) noexcept
+      : hash(mixed_hash), state(initial_state),
+        size(static_cast<std::uint32_t>(text.size()) & max_size), carved(in_arena ? 1u : 0u) {
     char* dst = reinterpret_cast<char*>(this + 1);
     if (!text.empty()) std::memcpy(dst, text.data(), text.size());
     dst[text.size()] = '\0';
@@ -95,10 +101,12 @@ struct atom_entry {
   const char* c_str() const noexcept { return reinterpret_cast<const char*>(this + 1); }
   std::string_view text() const noexcept { return {c_str(), size}; }
 
-  const std::uint64_t hash;                 // the trie's (mixed) hash of the text
-  std::atomic<std::uintptr_t> next{0};      // the trie's chain link
-  mutable std::atomic<std::uint32_t> state; // permanent, dead, reference count
-  const std::uint32_t size;
+  const std::uint64_t hash;                                 // the trie's (mixed) hash of the text
+  std::atomic<std::uintptr_t> next{0};                      // the trie's chain link
+  mutable std::atomic<std::uint32_t> state;                 // permanent, dead, reference count
+  static constexpr std::uint32_t max_size = (1u << 31) - 1; // atom_table::max_length is less
+  const std::uint32_t size : 31;
+  const std::uint32_t carved : 1; // from the table's arena, not operator new
   mutable std::atomic<property_block*> properties{nullptr};
 };
 static_assert(sizeof(atom_entry) == 32);

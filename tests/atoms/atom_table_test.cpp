@@ -232,6 +232,41 @@ TEST(AtomTable, ConcurrentInternAgreesOnEveryAtom) {
   }
 }
 
+// Permanent atoms are carved from per-thread arena slots (64 of them), the
+// rest come from operator new: more threads than slots, texts on both sides
+// of the arena's largest block, and the same texts interned permanent by
+// some threads while others take references, all agree and read back right.
+TEST(AtomTable, ArenaAndHeapAtomsFromMoreThreadsThanSlots) {
+  atom_table t;
+  constexpr int threads = 80;
+  const int texts = lfcore::stress_build ? 60 : 400;
+  auto text = [](int i) {
+    return std::to_string(i) + std::string(static_cast<std::size_t>(i * 7 % 1500), 'z');
+  };
+  std::vector<std::vector<atom>> got(threads, std::vector<atom>(static_cast<std::size_t>(texts)));
+  std::atomic<int> alive{0};
+  std::vector<std::thread> pool;
+  for (int w = 0; w < threads; ++w)
+    pool.emplace_back([&, w] {
+      ++alive; // all alive at once: thread ids (arena slots) up to 80
+      while (alive.load() < threads) std::this_thread::yield();
+      for (int k = 0; k < texts; ++k) {
+        const int i = (w % 2 == 0) ? k : texts - 1 - k;
+        got[w][i] = (w % 3 == 0) ? t.intern_ref(text(i)) : t.intern(text(i));
+      }
+    });
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(t.size(), static_cast<std::size_t>(texts));
+  for (int i = 0; i < texts; ++i) {
+    ASSERT_EQ(atom_table::name(got[0][i]), text(i));
+    for (int w = 1; w < threads; ++w) ASSERT_EQ(got[w][i], got[0][i]) << i;
+  }
+  for (int w = 0; w < threads; w += 3)
+    for (const atom a : got[w]) t.release(a); // no-ops where the atom became permanent
+  EXPECT_EQ(t.collect(), 0u);                 // every text was interned permanent by someone
+  for (int i = 0; i < texts; ++i) ASSERT_EQ(atom_table::name(t.intern(text(i))), text(i));
+}
+
 TEST(AtomTable, ConcurrentFunctorsAndPropertiesHaveOneWinner) {
   atom_table t;
   const atom name = t.intern("f");

@@ -501,8 +501,8 @@ private:
   // visit() callback, hash or equality that calls into a map of the same
   // type. Protections are cleared when the operation ends, so nothing
   // retired stays pinned. Guards that hold no state (RCU's) need neither
-  // cache nor clearing: the lease is then the section alone, which keeps a
-  // lookup's instruction count, and so the misses in flight, near RCU's ideal.
+  // cache nor clearing: the lease is then the section alone (no thread-local
+  // lookup, flag or stores per operation).
   static constexpr bool stateless_guards = std::is_empty_v<guard>;
   template <class Guards>
   class lease {

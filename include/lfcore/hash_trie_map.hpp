@@ -73,10 +73,12 @@
 // reclamation domain destroys retired leaves after the map may be gone);
 // a LeafPolicy (detail::pair_leaf_policy describes one) can replace the leaf
 // altogether - atom_table keeps each atom's text inside its leaf;
-// hash nodes from operator new. No per-thread leaf cache sits in front of
-// the Allocator: glibc's and jemalloc's per-thread caches already serve
-// leaf-sized blocks without locks (bench/results/allocators/ compares the
-// two); a cache of lfcore's own waits for a measurement that asks for it.
+// hash nodes from operator new. A leaf holds its link, the element and,
+// unless the key is a scalar hashed by std::hash (then rehashing costs less
+// than the 8 bytes), the element's hash. No per-thread leaf cache sits in
+// front of the Allocator: glibc's and jemalloc's per-thread caches already
+// serve leaf-sized blocks without locks (bench/results/allocators/ compares
+// the two); a cache of lfcore's own waits for a measurement that asks for it.
 // Erased leaves go back to the allocator; hash nodes stay until the map is
 // destroyed (at most one of 2^level_bits buckets per closed chain). Areias
 // and Rocha's compression of empty levels is not implemented: it needs hazard
@@ -141,12 +143,20 @@ inline constexpr bool is_transparent_v = false;
 template <class T>
 inline constexpr bool is_transparent_v<T, std::void_t<typename T::is_transparent>> = true;
 
+/// True when a hash_trie_map recomputes an element's hash instead of storing
+/// it in the leaf: std::hash of a scalar key (an integer, enum or pointer),
+/// which costs a few instructions and compares no slower than the hash.
+template <class Key, class Hash>
+inline constexpr bool rehash_is_cheap_v =
+    std::is_scalar_v<Key>&& std::is_same_v<Hash, std::hash<Key>>;
+
 /// How a hash_trie_map stores an element: its leaf type and how to make,
 /// destroy and read one. The default below keeps a std::pair<const Key, T>
 /// from the Allocator; atom_table's keeps an atom entry with its text in the
 /// same allocation. A policy provides:
-///   leaf            with `const std::uint64_t hash` (mixed) and
-///                   `std::atomic<std::uintptr_t> next{0}`, aligned to 8
+///   leaf            with `std::atomic<std::uintptr_t> next{0}`, aligned to 8,
+///                   and optionally `const std::uint64_t hash` (the mixed
+///                   hash; without it the map recomputes it from the key)
 ///   value_type      what lookups and iterators expose; value(leaf) returns it
 ///   position_key    an owning copy of a key, for iteration; key(leaf) converts
 ///                   to it and compares with it through std::less<>
@@ -154,14 +164,25 @@ inline constexpr bool is_transparent_v<T, std::void_t<typename T::is_transparent
 ///   make(h, args)   allocates and constructs a leaf (nothing leaks on throw)
 ///   deleter         a stateless functor destroying and freeing a leaf (the
 ///                   reclamation domain may call it after the map is gone)
-template <class Key, class T, class Allocator>
+/// StoreHash: whether the leaf keeps the hash. Dropping it makes a
+/// <uint64_t, uint64_t> leaf 24 bytes instead of 32, a 32-byte glibc chunk
+/// instead of 48 (bench/results/README.md measures both).
+template <class Key, class T, class Allocator, bool StoreHash = true>
 struct pair_leaf_policy {
   using value_type = std::pair<const Key, T>;
   using position_key = Key;
-  struct leaf {
-    template <class... Args>
-    explicit leaf(std::uint64_t h, Args&&... args) : hash(h), kv(std::forward<Args>(args)...) {}
+  struct stored_hash {
+    explicit stored_hash(std::uint64_t h) noexcept : hash(h) {}
     const std::uint64_t hash; // mixed
+  };
+  struct no_stored_hash {
+    explicit no_stored_hash(std::uint64_t) noexcept {}
+  };
+  struct leaf : std::conditional_t<StoreHash, stored_hash, no_stored_hash> {
+    template <class... Args>
+    explicit leaf(std::uint64_t h, Args&&... args)
+        : std::conditional_t<StoreHash, stored_hash, no_stored_hash>(h),
+          kv(std::forward<Args>(args)...) {}
     std::atomic<std::uintptr_t> next{0};
     value_type kv;
   };
@@ -195,7 +216,8 @@ struct pair_leaf_policy {
 template <class Key, class T, class Hash = std::hash<Key>, class KeyEqual = std::equal_to<Key>,
           class Allocator = std::allocator<std::pair<const Key, T>>,
           class Reclamation = hazard_pointer_reclamation,
-          class LeafPolicy = detail::pair_leaf_policy<Key, T, Allocator>>
+          class LeafPolicy =
+              detail::pair_leaf_policy<Key, T, Allocator, !detail::rehash_is_cheap_v<Key, Hash>>>
 class hash_trie_map {
   static_assert(std::allocator_traits<Allocator>::is_always_equal::value,
                 "hash_trie_map: the allocator must be stateless (see the header)");
@@ -322,7 +344,7 @@ public:
                                             std::memory_order_relaxed));
     count(-1);
     writer g;
-    locate(l->hash, LeafPolicy::key(*l), *g); // unlinks it
+    locate(leaf_hash(*l), LeafPolicy::key(*l), *g); // unlinks it
     return 1;
   }
   /// Erases every element present when the call reaches it (not atomic).
@@ -457,6 +479,21 @@ private:
   template <class K>
   std::uint64_t hash_of(const K& key) const {
     return detail::mix_hash(static_cast<std::uint64_t>(hash_(key)));
+  }
+  // A leaf's hash: stored in it, or recomputed from its key (see the policy).
+  static constexpr bool leaf_stores_hash = requires(const leaf& l) { l.hash; };
+  std::uint64_t leaf_hash(const leaf& l) const {
+    if constexpr (leaf_stores_hash)
+      return l.hash;
+    else
+      return hash_of(LeafPolicy::key(l));
+  }
+  // A cheap filter before comparing keys: false only if l's key has another hash.
+  static bool hash_may_match(const leaf& l, std::uint64_t h) noexcept {
+    if constexpr (leaf_stores_hash)
+      return l.hash == h;
+    else
+      return true;
   }
   bool can_expand(const hash_node* n) const noexcept {
     return n->consumed + n->bits + config_.level_bits <= 64;
@@ -594,7 +631,8 @@ private:
         // [trie.read] acquire: pairs with [trie.link]/[trie.mark]; the mark
         // decides liveness, the link publishes the successor.
         const word nw = cur->next.load(std::memory_order_acquire);
-        if (!is_deleted(nw) && cur->hash == h && equal_(LeafPolicy::key(*cur), key)) return cur;
+        if (!is_deleted(nw) && hash_may_match(*cur, h) && equal_(LeafPolicy::key(*cur), key))
+          return cur;
         if (!(valid = step(g, cur, nw, anchor, anchor_value))) break;
         w = unmarked(nw);
       }
@@ -651,7 +689,7 @@ private:
           }
           continue;
         }
-        if (cur->hash == h && equal_(LeafPolicy::key(*cur), key))
+        if (hash_may_match(*cur, h) && equal_(LeafPolicy::key(*cur), key))
           return {node, link, cur, nw, live};
         ++live;
         const word t = nw;
@@ -707,8 +745,9 @@ private:
     guard keep = make_guard();
     keep.reset_protection(fresh); // before it is published
     const auto& key = LeafPolicy::key(*fresh);
+    const std::uint64_t h = leaf_hash(*fresh);
     for (;;) {
-      const spot s = locate(fresh->hash, key, *g);
+      const spot s = locate(h, key, *g);
       if (s.found == nullptr) {
         if (close_if_full(s)) continue;
         if (link_at_end(s, fresh)) {
@@ -724,7 +763,7 @@ private:
       if (s.found->next.compare_exchange_strong(expected, to_word(fresh) | deleted,
                                                 std::memory_order_release,
                                                 std::memory_order_relaxed)) {
-        locate(fresh->hash, key, *g); // unlinks found
+        locate(h, key, *g); // unlinks found
         return {const_iterator(this, fresh, std::move(keep)), false};
       }
     }
@@ -788,11 +827,11 @@ private:
         while (!is_hash(w)) {
           const leaf* cur = leaf_of(w);
           const word nw = cur->next.load(std::memory_order_acquire); // [trie.read]
+          const std::uint64_t h = leaf_hash(*cur);
           if (!is_deleted(nw) &&
-              (after == nullptr ||
-               less(after->hash, after->key, cur->hash, LeafPolicy::key(*cur))) &&
-              (!best || less(cur->hash, LeafPolicy::key(*cur), best->hash, best->key)))
-            best.emplace(position{cur->hash, position_key(LeafPolicy::key(*cur))});
+              (after == nullptr || less(after->hash, after->key, h, LeafPolicy::key(*cur))) &&
+              (!best || less(h, LeafPolicy::key(*cur), best->hash, best->key)))
+            best.emplace(position{h, position_key(LeafPolicy::key(*cur))});
           if (!(valid = step(g, cur, nw, anchor, anchor_value))) break;
           w = unmarked(nw);
         }
@@ -861,7 +900,7 @@ public:
     reference operator*() const noexcept { return LeafPolicy::value(*leaf_); }
     pointer operator->() const noexcept { return &LeafPolicy::value(*leaf_); }
     const_iterator& operator++() {
-      position here{leaf_->hash, position_key(LeafPolicy::key(*leaf_))};
+      position here{map_->leaf_hash(*leaf_), position_key(LeafPolicy::key(*leaf_))};
       *this = map_->next_after(&here);
       return *this;
     }

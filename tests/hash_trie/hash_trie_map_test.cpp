@@ -32,6 +32,12 @@ struct constant_hash { // every key collides completely
   std::size_t operator()(long) const noexcept { return 42; }
 };
 
+// std::hash<long> by another name: the map then stores each leaf's hash
+// (detail::rehash_is_cheap_v holds only for std::hash itself).
+struct stored_long_hash {
+  std::size_t operator()(long k) const noexcept { return std::hash<long>()(k); }
+};
+
 struct string_hash {
   using is_transparent = void;
   std::size_t operator()(std::string_view s) const noexcept {
@@ -108,9 +114,9 @@ TYPED_TEST(HashTrieMap, TryEmplaceConstructsOnlyWhenAbsent) {
 }
 
 // Random operations against std::unordered_map, then the full contents.
-template <class R>
+template <class R, class Hash>
 void agrees_with_unordered_map(hash_trie_config shape) {
-  map_for<R, long, long> m(shape);
+  map_for<R, long, long, Hash> m(shape);
   std::unordered_map<long, long> model;
   std::mt19937_64 rng(7);
   for (int i = 0; i < 40'000; ++i) {
@@ -151,9 +157,19 @@ TYPED_TEST(HashTrieMap, SequentialAgreesWithUnorderedMap) {
     SCOPED_TRACE("root_bits " + std::to_string(shape.root_bits) + ", level_bits " +
                  std::to_string(shape.level_bits) + ", chain_threshold " +
                  std::to_string(shape.chain_threshold));
-    agrees_with_unordered_map<TypeParam>(shape);
+    agrees_with_unordered_map<TypeParam, std::hash<long>>(shape);  // hash recomputed
+    agrees_with_unordered_map<TypeParam, stored_long_hash>(shape); // hash stored
   }
 }
+
+// Scalar keys under std::hash keep no hash in the leaf (8 bytes less per element).
+static_assert(lfcore::detail::rehash_is_cheap_v<long, std::hash<long>>);
+static_assert(!lfcore::detail::rehash_is_cheap_v<long, stored_long_hash>);
+static_assert(!lfcore::detail::rehash_is_cheap_v<std::string, std::hash<std::string>>);
+static_assert(
+    sizeof(lfcore::detail::pair_leaf_policy<long, long, std::allocator<char>, false>::leaf) == 24);
+static_assert(
+    sizeof(lfcore::detail::pair_leaf_policy<long, long, std::allocator<char>, true>::leaf) == 32);
 
 TYPED_TEST(HashTrieMap, FullyCollidingKeysCoexist) {
   map_for<TypeParam, long, long, constant_hash> m(tiny);

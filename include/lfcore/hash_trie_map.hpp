@@ -147,8 +147,8 @@ inline constexpr bool is_transparent_v<T, std::void_t<typename T::is_transparent
 /// it in the leaf: std::hash of a scalar key (an integer, enum or pointer),
 /// which costs a few instructions and compares no slower than the hash.
 template <class Key, class Hash>
-inline constexpr bool rehash_is_cheap_v =
-    std::is_scalar_v<Key>&& std::is_same_v<Hash, std::hash<Key>>;
+inline constexpr bool rehash_is_cheap_v = std::is_scalar_v<Key> &&
+                                          (std::is_same_v<Hash, std::hash<Key>>);
 
 /// How a hash_trie_map stores an element: its leaf type and how to make,
 /// destroy and read one. The default below keeps a std::pair<const Key, T>
@@ -178,11 +178,11 @@ struct pair_leaf_policy {
   struct no_stored_hash {
     explicit no_stored_hash(std::uint64_t) noexcept {}
   };
-  struct leaf : std::conditional_t<StoreHash, stored_hash, no_stored_hash> {
+  using hash_part = std::conditional_t<StoreHash, stored_hash, no_stored_hash>;
+  struct leaf : hash_part {
     template <class... Args>
     explicit leaf(std::uint64_t h, Args&&... args)
-        : std::conditional_t<StoreHash, stored_hash, no_stored_hash>(h),
-          kv(std::forward<Args>(args)...) {}
+        : hash_part(h), kv(std::forward<Args>(args)...) {}
     std::atomic<std::uintptr_t> next{0};
     value_type kv;
   };

@@ -166,10 +166,13 @@ TYPED_TEST(HashTrieMap, SequentialAgreesWithUnorderedMap) {
 static_assert(lfcore::detail::rehash_is_cheap_v<long, std::hash<long>>);
 static_assert(!lfcore::detail::rehash_is_cheap_v<long, stored_long_hash>);
 static_assert(!lfcore::detail::rehash_is_cheap_v<std::string, std::hash<std::string>>);
-static_assert(
-    sizeof(lfcore::detail::pair_leaf_policy<long, long, std::allocator<char>, false>::leaf) == 24);
-static_assert(
-    sizeof(lfcore::detail::pair_leaf_policy<long, long, std::allocator<char>, true>::leaf) == 32);
+template <bool StoreHash>
+using long_leaf =
+    typename lfcore::detail::pair_leaf_policy<long, long, std::allocator<char>, StoreHash>::leaf;
+constexpr std::size_t link_and_element =
+    sizeof(std::uintptr_t) + sizeof(std::pair<const long, long>);
+static_assert(sizeof(long_leaf<false>) == link_and_element);
+static_assert(sizeof(long_leaf<true>) == link_and_element + sizeof(std::uint64_t));
 
 TYPED_TEST(HashTrieMap, FullyCollidingKeysCoexist) {
   map_for<TypeParam, long, long, constant_hash> m(tiny);

@@ -202,10 +202,11 @@ class atom_table {
 public:
   static constexpr std::size_t max_length = (std::size_t(1) << 30) - 1; ///< bytes
 
-  /// expected_atoms sizes the trie's root: one bucket per atom up to 2^23
-  /// (64 MiB; 0: 2^16). One more bit than maps get: at 6.8 million atoms of
-  /// the paper's benchmark, 2^23 against 2^22 was 8% faster on one thread and
-  /// 12% on two, for 3 more bytes per atom (bench/results/README.md).
+  /// expected_atoms sizes the trie's root as hash_trie_config::for_expected_size
+  /// does: at least one bucket per atom, up to 2^24 (128 MiB; 0: 2^16). At 6.8
+  /// million atoms of the paper's benchmark, 2^23 buckets against 2^22 was 8%
+  /// faster on one thread and 12% on two, for 3 more bytes per atom
+  /// (bench/results/README.md).
   explicit atom_table(std::size_t expected_atoms = 0);
   /// Frees every atom. No concurrent calls; every handle becomes invalid.
   ~atom_table();

@@ -113,11 +113,14 @@ struct hash_trie_config {
   unsigned level_bits = stress_build ? 1 : 4;      ///< deeper nodes have 2^level_bits
   unsigned chain_threshold = stress_build ? 1 : 4; ///< live leaves before a chain closes
 
-  /// A root with about one bucket per expected key (at most 2^max_root_bits
-  /// buckets; 2^22 is 32 MiB): lookups then mostly read one bucket and one
-  /// leaf. The root's size is fixed for the map's life, so this is the map's
-  /// `reserve`. Stress builds keep their tiny shape.
-  static hash_trie_config for_expected_size(std::size_t n, unsigned max_root_bits = 22) noexcept {
+  /// A root with at least one bucket per expected key (at most 2^max_root_bits
+  /// buckets; 2^24, the largest root, is 128 MiB): lookups then mostly read
+  /// one bucket and one leaf. The root's size is fixed for the map's life, so
+  /// this is the map's `reserve`; pass a smaller max_root_bits to trade lookup
+  /// speed for memory (at 1e7 keys a cap of 2^22 saved 10 bytes per key and
+  /// cost 40-46% of the lookup throughput: bench/results/README.md). Stress builds keep
+  /// their tiny shape.
+  static hash_trie_config for_expected_size(std::size_t n, unsigned max_root_bits = 24) noexcept {
     hash_trie_config c;
     if (stress_build) return c;
     unsigned bits = 4;

@@ -69,6 +69,16 @@ TYPED_TEST(HashTrieMap, RejectsBadConfig) {
   EXPECT_THROW((map_for<TypeParam, long, long>(hash_trie_config{16, 4, 0})), std::invalid_argument);
 }
 
+TEST(HashTrieConfig, ExpectedSizeGivesAtLeastOneRootBucketPerKeyUpToTheCap) {
+  if (lfcore::stress_build) GTEST_SKIP() << "stress builds keep their tiny shape";
+  EXPECT_EQ(hash_trie_config::for_expected_size(0).root_bits, 4u);
+  EXPECT_EQ(hash_trie_config::for_expected_size(1'000'000).root_bits, 20u); // 1,048,576 buckets
+  EXPECT_EQ(hash_trie_config::for_expected_size(1u << 20).root_bits, 20u);
+  EXPECT_EQ(hash_trie_config::for_expected_size(10'000'000).root_bits, 24u);
+  EXPECT_EQ(hash_trie_config::for_expected_size(10'000'000, 22).root_bits, 22u);
+  EXPECT_EQ(hash_trie_config::for_expected_size(std::size_t(1) << 40).root_bits, 24u); // the largest
+}
+
 TYPED_TEST(HashTrieMap, InsertFindErase) {
   map_for<TypeParam, long, long> m;
   EXPECT_TRUE(m.empty());

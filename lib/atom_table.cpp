@@ -249,8 +249,7 @@ property_block* with_item(const property_block* old, const property_item& item) 
 
 struct atom_table::impl {
   explicit impl(std::size_t expected)
-      : atoms(expected != 0 ? hash_trie_config::for_expected_size(expected)
-                            : hash_trie_config{}) {}
+      : atoms(expected != 0 ? hash_trie_config::for_expected_size(expected) : hash_trie_config{}) {}
   atom_arena arena; // destroyed after the trie, which destroys the atoms in it
   trie atoms;
   std::mutex collecting; // one collect() at a time

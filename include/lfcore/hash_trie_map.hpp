@@ -117,8 +117,8 @@ struct hash_trie_config {
   /// buckets; 2^24, the largest root, is 128 MiB): lookups then mostly read
   /// one bucket and one leaf. The root's size is fixed for the map's life, so
   /// this is the map's `reserve`; pass a smaller max_root_bits to trade lookup
-  /// speed for memory (at 1e7 keys a cap of 2^22 saved 10 bytes per key and
-  /// cost 40-46% of the lookup throughput: bench/results/README.md). Stress builds keep
+  /// speed for memory (at 1e7 keys a cap of 2^22 saved 4.5 bytes per key and
+  /// cost 41-46% of the hits: bench/results/README.md). Stress builds keep
   /// their tiny shape.
   static hash_trie_config for_expected_size(std::size_t n, unsigned max_root_bits = 24) noexcept {
     hash_trie_config c;
@@ -519,7 +519,7 @@ private:
   // and store, the next step's 8-byte load of a record pointer cannot be
   // forwarded from that store, and waits for it to retire - behind the
   // current leaf's cache miss. That serialized the misses of consecutive
-  // lookups: 2.5 against 3.9 Mops/s of hits at 1e7 keys (bench/results/README.md).
+  // lookups: 2.4 against 3.3 Mops/s of hits at 1e7 keys (bench/results/README.md).
   struct reader_guards {
     guard anchor = make_guard(); // owner of the last unmarked link
     guard run = make_guard();    // the leaf that link points to

@@ -76,7 +76,8 @@ TEST(HashTrieConfig, ExpectedSizeGivesAtLeastOneRootBucketPerKeyUpToTheCap) {
   EXPECT_EQ(hash_trie_config::for_expected_size(1u << 20).root_bits, 20u);
   EXPECT_EQ(hash_trie_config::for_expected_size(10'000'000).root_bits, 24u);
   EXPECT_EQ(hash_trie_config::for_expected_size(10'000'000, 22).root_bits, 22u);
-  EXPECT_EQ(hash_trie_config::for_expected_size(std::size_t(1) << 40).root_bits, 24u); // the largest
+  EXPECT_EQ(hash_trie_config::for_expected_size(std::size_t(1) << 40).root_bits,
+            24u); // the largest
 }
 
 TYPED_TEST(HashTrieMap, InsertFindErase) {

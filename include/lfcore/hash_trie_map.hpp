@@ -704,15 +704,17 @@ private:
           return {node, link, cur, nw, live};
         ++live;
         const word t = nw;
-        if (!is_hash(t) && !g.next.try_protect_if(leaf_of(t), [&] {
+        const bool to_leaf = !is_hash(t); // else the chain ends: nothing more to protect
+        if (to_leaf && !g.next.try_protect_if(leaf_of(t), [&] {
+              // acquire: pairs with the release CAS that linked the successor ([trie.link]).
               return cur->next.load(std::memory_order_acquire) == nw;
             })) {
           valid = false;
           break;
         }
         link = &cur->next;
-        g.prev.reset_protection(cur);       // the owner of link; safe: g.cur protects it
-        g.cur.reset_protection(leaf_of(t)); // safe: g.next protects it
+        g.prev.reset_protection(cur); // the owner of link; safe: g.cur protects it
+        if (to_leaf) g.cur.reset_protection(leaf_of(t)); // safe: g.next protects it
         w = t;
       }
       if (!valid) continue;

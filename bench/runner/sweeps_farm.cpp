@@ -36,6 +36,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -305,13 +307,35 @@ void write_throttle_latency(std::ofstream& md) {
 
 } // namespace
 
+// A sweep's stream: its grain in iterations and the sum every contender must
+// reach, computed when the sweep first runs - the calibration and the three
+// reference sums take about 3 s, which runs of other sweeps need not pay.
+class farm_stream {
+public:
+  farm_stream(int grain_us, std::uint64_t tasks) : grain_us_(grain_us), tasks_(tasks) {}
+  std::uint64_t iters() { return prepared().iters_; }
+  std::uint64_t expect() { return prepared().expect_; }
+
+private:
+  farm_stream& prepared() {
+    std::call_once(once_, [this] {
+      iters_ = static_cast<std::uint64_t>(std::llround(grain_us_ * iterations_per_us()));
+      expect_ = expected_sum(tasks_, iters_);
+    });
+    return *this;
+  }
+  const int grain_us_;
+  const std::uint64_t tasks_;
+  std::uint64_t iters_ = 0, expect_ = 0;
+  std::once_flag once_;
+};
+
 std::vector<sweep> farm_sweeps(const options& opt) {
   std::vector<sweep> out;
   for (int grain_us : {1, 10, 100}) {
-    const auto iters = static_cast<std::uint64_t>(std::llround(grain_us * iterations_per_us()));
     // About opt.seconds of work at the ideal rate on 2 workers.
     const auto tasks = static_cast<std::uint64_t>(opt.seconds * 2e6 / grain_us);
-    const std::uint64_t expect = expected_sum(tasks, iters);
+    const auto stream = std::make_shared<farm_stream>(grain_us, tasks);
     sweep s{"farm_grain_" + std::to_string(grain_us) + "us",
             "Farm: tasks of " + std::to_string(grain_us) + " us, " + std::to_string(tasks) +
                 " tasks",
@@ -321,6 +345,8 @@ std::vector<sweep> farm_sweeps(const options& opt) {
     s.unit_name = "k tasks/s";
     s.sequential = "sequential loop";
     s.contenders.push_back({s.sequential, false, [=](const point&) {
+                              const std::uint64_t iters = stream->iters(),
+                                                  expect = stream->expect();
                               std::uint64_t sum = 0;
                               const double rate = tasks_per_second(tasks, [&] {
                                 for (std::uint64_t i = 0; i < tasks; ++i)
@@ -329,17 +355,20 @@ std::vector<sweep> farm_sweeps(const options& opt) {
                               check(sum == expect, "the sequential loop");
                               return rate;
                             }});
-    s.contenders.push_back({"lfcore farm (on-demand)", true, [=](const point& p) {
-                              return lfcore_farm(lfcore::scheduling::on_demand, p.threads, tasks,
-                                                 iters, expect);
-                            }});
-    s.contenders.push_back({"lfcore farm (round-robin)", true, [=](const point& p) {
-                              return lfcore_farm(lfcore::scheduling::round_robin, p.threads, tasks,
-                                                 iters, expect);
-                            }});
+    s.contenders.push_back(
+        {"lfcore farm (on-demand)", true, [=](const point& p) {
+           const std::uint64_t iters = stream->iters(), expect = stream->expect();
+           return lfcore_farm(lfcore::scheduling::on_demand, p.threads, tasks, iters, expect);
+         }});
+    s.contenders.push_back(
+        {"lfcore farm (round-robin)", true, [=](const point& p) {
+           const std::uint64_t iters = stream->iters(), expect = stream->expect();
+           return lfcore_farm(lfcore::scheduling::round_robin, p.threads, tasks, iters, expect);
+         }});
 #if defined(LFCORE_HAVE_TBB)
     s.contenders.push_back(
         {"oneTBB parallel_pipeline", false, [=](const point& p) {
+           const std::uint64_t iters = stream->iters(), expect = stream->expect();
            tbb::task_arena arena(p.threads);
            std::uint64_t sum = 0;
            const double rate = tasks_per_second(tasks, [&] {
@@ -366,6 +395,8 @@ std::vector<sweep> farm_sweeps(const options& opt) {
 #endif
     if (omp::available())
       s.contenders.push_back({"OpenMP tasks (libgomp)", false, [=](const point& p) {
+                                const std::uint64_t iters = stream->iters(),
+                                                    expect = stream->expect();
                                 std::uint64_t sum = 0;
                                 const double rate = tasks_per_second(
                                     tasks, [&] { sum = omp::farm(p.threads, tasks, iters); });

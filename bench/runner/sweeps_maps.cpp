@@ -130,15 +130,15 @@ struct string_keys {
   std::shared_ptr<const std::vector<std::string>> keys;
 };
 
-// A contender: Map built by make(n), and a per-thread Handle{map} with
-// insert(k, v) -> bool, find(k, v&) -> bool, erase(k) -> bool; Keys gives key i.
-template <class Map, class Handle, class Keys, class Make>
-double run_map_on(const point& p, workload w, u64 n, Make make, std::unique_ptr<Map>& map) {
+// Fills an empty map with N keys on the point's threads, then runs workload w.
+// A per-thread Handle{map} has insert(k, v) -> bool, find(k, v&) -> bool and
+// erase(k) -> bool; Keys gives key i.
+template <class Map, class Handle, class Keys>
+double fill_and_run(const point& p, workload w, u64 n, Map& map) {
   const Keys keys(n);
-  map = make(n);
   const int threads = p.threads;
   const double fill_seconds = run_to_completion(threads, [&](int t) {
-    Handle h{*map};
+    Handle h{map};
     const u64 begin = n * static_cast<u64>(t) / static_cast<u64>(threads);
     const u64 end = n * static_cast<u64>(t + 1) / static_cast<u64>(threads);
     for (u64 i = begin; i < end; ++i) h.insert(keys(i), i);
@@ -146,7 +146,7 @@ double run_map_on(const point& p, workload w, u64 n, Make make, std::unique_ptr<
   if (w == workload::insert_only) return static_cast<double>(n) / fill_seconds;
   const zipfian* zipf = w == workload::mix_zipf ? &zipfian_over(2 * n) : nullptr;
   return timed(p, [&](int t, const std::atomic<bool>& stop) {
-    Handle h{*map};
+    Handle h{map};
     std::mt19937_64 rng(0x5eed + static_cast<u64>(t));
     long long ops = 0;
     u64 v = 0, sink = 0;
@@ -180,16 +180,16 @@ double run_map_on(const point& p, workload w, u64 n, Make make, std::unique_ptr<
   });
 }
 
-// One point on a fresh map, which is destroyed afterwards on a trimmed heap:
-// untimed, glibc consolidates the freed nodes. Otherwise the millions of
-// small chunks a destroyed map leaves in an arena's fast bins wait for the
-// next timed thread that gets that arena, whose first malloc that cannot be
-// served from a bin walks and merges all of them: 0.8-1.3 s inside one
-// operation at N = 1e7, whichever contender came next.
+// One point on a fresh map, make(n), destroyed afterwards and followed by
+// a heap trim, untimed: glibc consolidates the freed nodes there. Otherwise
+// the millions of small chunks a destroyed map leaves in an arena's fast
+// bins wait for the next timed thread that gets that arena, whose first
+// malloc that cannot be served from a bin walks and merges all of them:
+// 0.8-1.3 s inside one operation at N = 1e7, whichever contender came next.
 template <class Map, class Handle, class Keys, class Make>
 double run_map(const point& p, workload w, u64 n, Make make) {
-  std::unique_ptr<Map> map;
-  const double rate = run_map_on<Map, Handle, Keys>(p, w, n, make, map);
+  std::unique_ptr<Map> map = make(n);
+  const double rate = fill_and_run<Map, Handle, Keys>(p, w, n, *map);
   map.reset();
   malloc_trim(0);
   return rate;

@@ -3,10 +3,14 @@
 
 #include "runner.hpp"
 
+#include <sys/resource.h>
+
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <latch>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace runner {
@@ -50,5 +54,24 @@ double run_to_completion(int threads, Body body) {
   for (auto& t : pool) t.join();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
+
+/// CPU time of the whole process in seconds: user + system, every thread,
+/// exited ones included (getrusage(RUSAGE_SELF); Linux sums the scheduler's
+/// exact run times, so the total is not tick-rounded).
+inline double process_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) * 1e-6; };
+  return seconds(u.ru_utime) + seconds(u.ru_stime);
+}
+
+/// A fixed-work run may report what it cost in CPU time per operation; the
+/// runner takes the value after each run (NaN: the run reported nothing).
+/// Beside throughput it shows what a contender burns per operation, idle
+/// spinning and helper threads included, which wall time on a shared
+/// machine cannot separate from the machine's noise.
+inline double reported_cpu_ns_per_op = NAN;
+inline void report_cpu_ns_per_op(double ns) { reported_cpu_ns_per_op = ns; }
+inline double take_cpu_ns_per_op() { return std::exchange(reported_cpu_ns_per_op, NAN); }
 
 } // namespace runner

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -62,6 +63,45 @@ std::string fmt(double v, int digits = 2) {
   return buf;
 }
 
+// The CPU-time view of the overhead per task, for a sweep whose contenders
+// report CPU time: each contender's median CPU time per task minus the
+// sequential loop's at the same point. Unlike the wall-time overhead it does
+// not depend on how the machine shared its cores during the run, and it
+// charges what idle threads burn (spinning, yielding) to whoever owns them.
+void write_cpu_overhead(std::ostream& md, const sweep& s, const std::vector<measurement>& results) {
+  std::map<std::string, std::map<int, double>> cpu; // median ns per task
+  for (const auto& c : s.contenders)
+    for (int t : s.threads) {
+      std::vector<double> v;
+      for (const auto& m : results)
+        if (m.sweep == s.name && m.contender == c.name && m.threads == t &&
+            !std::isnan(m.cpu_ns_per_op))
+          v.push_back(m.cpu_ns_per_op);
+      if (!v.empty()) cpu[c.name][t] = median(v);
+    }
+  if (!cpu.contains(s.sequential)) return;
+  md << "\nCPU time per task beyond the work: the process's CPU time per task (user + system, "
+        "all threads, getrusage; median) minus the "
+     << s.sequential << "'s at the same point, in ns\n\n| threads | " << s.sequential
+     << " (its own CPU per task) |";
+  for (const auto& c : s.contenders)
+    if (c.name != s.sequential) md << " " << c.name << " |";
+  md << "\n|---:|---:|";
+  for (std::size_t i = 1; i < s.contenders.size(); ++i) md << "---:|";
+  md << "\n";
+  for (int t : s.threads) {
+    const auto seq = cpu[s.sequential].find(t);
+    if (seq == cpu[s.sequential].end()) continue;
+    md << "| " << t << " | " << fmt(seq->second, 0) << " |";
+    for (const auto& c : s.contenders) {
+      if (c.name == s.sequential) continue;
+      const auto it = cpu[c.name].find(t);
+      md << " " << (it == cpu[c.name].end() ? "-" : fmt(it->second - seq->second, 0)) << " |";
+    }
+    md << "\n";
+  }
+}
+
 } // namespace
 
 // Which malloc the process runs on: jemalloc (linked, -DLFCORE_WITH_JEMALLOC=ON,
@@ -77,10 +117,13 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
   fs::create_directories(opt.out);
 
   std::ofstream csv(fs::path(opt.out) / "results.csv");
-  csv << "sweep,contender,threads,rep,mops_per_s\n";
-  for (const auto& m : results)
+  csv << "sweep,contender,threads,rep,mops_per_s,cpu_ns_per_op\n";
+  for (const auto& m : results) {
     csv << m.sweep << ",\"" << m.contender << "\"," << m.threads << "," << m.rep << ","
-        << m.ops_per_second / 1e6 << "\n";
+        << m.ops_per_second / 1e6 << ",";
+    if (!std::isnan(m.cpu_ns_per_op)) csv << m.cpu_ns_per_op; // empty: not measured
+    csv << "\n";
+  }
 
   std::ofstream md(fs::path(opt.out) / "report.md");
   md << "# lfcore scalability report\n\n"
@@ -185,6 +228,7 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
         }
         md << "\n";
       }
+      write_cpu_overhead(md, s, results);
     }
 
     // One plot per quantity: a .dat with a column per contender, its .gp, the PNG.

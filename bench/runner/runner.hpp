@@ -38,7 +38,8 @@ struct sweep {
   std::string baseline = {}; // a contender's name: the report also plots speedups over it
   /// A contender that runs the same tasks in a plain loop on one thread: the
   /// report adds efficiency against the ideal, min(threads, cores) times its
-  /// rate at the same point, and the overhead per task.
+  /// rate at the same point, and the overhead per task - in wall time, and in
+  /// CPU time when the contenders report it (report_cpu_ns_per_op).
   std::string sequential = {};
 };
 
@@ -46,6 +47,7 @@ struct measurement {
   std::string sweep, contender;
   int threads, rep;
   double ops_per_second;
+  double cpu_ns_per_op; // process CPU time per operation, if the run reported it; else NaN
 };
 
 struct options {

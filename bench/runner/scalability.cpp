@@ -13,7 +13,7 @@
 //
 // Each later component adds its sweep to all_sweeps(). Progress goes to stderr;
 // results, report and plots to --out.
-#include "runner.hpp"
+#include "harness.hpp"
 
 #include "peers.hpp"
 
@@ -132,8 +132,9 @@ int main(int argc, char** argv) try {
         for (int k = 0; k < n; ++k) { // rotate the order: nobody always runs first
           const contender& c =
               s.contenders[static_cast<std::size_t>((k + rep + static_cast<int>(ti)) % n)];
+          take_cpu_ns_per_op(); // a value left by anything before is not this run's
           const double ops = c.run(p);
-          results.push_back({s.name, c.name, p.threads, rep, ops});
+          results.push_back({s.name, c.name, p.threads, rep, ops, take_cpu_ns_per_op()});
           std::fprintf(stderr, "[%s] rep %d/%d threads %2d  %-34s %8.2f %s\n", s.name.c_str(),
                        rep + 1, opt.reps, p.threads, c.name.c_str(), ops / s.unit,
                        s.unit_name.c_str());

@@ -1,6 +1,8 @@
 // Stress for farm and pipeline: many short-lived farms with random shapes
 // (1-8 workers, channels of 1-4 slots so that every hand-over meets a full or
-// empty ring, both policies, ordered or not), freeze/thaw from another thread
+// empty ring - or, in a quarter of the runs, of 256, where results are left to
+// gather and a filling ring must wake the collector - both policies, ordered
+// or not), freeze/thaw from another thread
 // throughout, and exceptions at random points. Every run must deliver each
 // task exactly once (in order when ordered), or rethrow and leak nothing.
 // LFCORE_STRESS_SCALE=N multiplies the work.
@@ -38,7 +40,7 @@ lfcore::farm_options random_shape(std::mt19937& rng) {
   lfcore::farm_options o;
   o.workers = 1 + rng() % 8;
   o.policy = rng() % 2 ? lfcore::scheduling::on_demand : lfcore::scheduling::round_robin;
-  o.capacity = 1 + rng() % 4;
+  o.capacity = rng() % 4 == 0 ? 256 : 1 + rng() % 4;
   o.prefetch = 1 + rng() % 3;
   o.ordered = rng() % 2;
   return o;

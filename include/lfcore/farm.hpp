@@ -42,16 +42,16 @@
 // first exception. Later ones are dropped.
 //
 // Waiting: a thread with nothing to do yields for a while (while its yields
-// hand the core to others; see free_yield), then parks on an eventcount
-// (announce, fence, re-check, sleep; see eventcount.hpp). Wake-ups
-// are few, because on a VM each costs the waker microseconds: the emitter's
-// push wakes its worker ([farm.light], a compiler barrier and a load, paired
-// with membarrier(2) when the worker parks: [farm.heavy]); a pop wakes the
-// producer, who may wait for room, every half ring (see pops_per_room_notify);
-// results reach the collector in batches, and while they flow the collector
-// polls instead of being woken (see result_batch). Those once-per-batch
-// wake-ups pay a full fence, so that nobody parks with membarrier for them
-// (see wakers).
+// hand the core to others, or on a free core while that pays; see spinner),
+// then parks on an eventcount (announce, fence, re-check, sleep; see
+// eventcount.hpp). Wake-ups are few, because on a VM each costs the waker
+// microseconds: the emitter's push wakes its worker ([farm.light], a compiler
+// barrier and a load, paired with membarrier(2) when the worker parks:
+// [farm.heavy]); a pop wakes the producer, who may wait for room, every half
+// ring (see pops_per_room_notify); results reach the collector in batches,
+// and while they flow the collector polls instead of being woken (see
+// result_batch, gather_results). Those once-per-batch wake-ups pay a full
+// fence, so that nobody parks with membarrier for them (see wakers).
 //
 // Sensors (farm_base::sensors()) are counters each written by one thread with
 // relaxed stores and read by the autonomic manager at its own pace: items
@@ -163,6 +163,41 @@ protected:
   explicit farm_base(const farm_options& options);
   ~farm_base() = default;
 
+  /// Spins of an idle thread (each a yield) before it parks.
+  static constexpr int idle_spins = stress_build ? 1 : 64;
+  // Yields pay off while other threads want the core: each hands it to one
+  // of them for a scheduler slice (a millisecond or more), and the waiter
+  // looks again when the slice ends - on 2 cores with nw = 2 that is how the
+  // emitter and the collector poll, about once per slice, without a wake-up.
+  // Yields that come back at once (under free_yield each, about 0.5 us on
+  // the 2-vCPU guest) found nobody else wanting the core: the waiter spins on
+  // a free core. That pays while the wait is shorter than parking costs (a
+  // futex sleep and wake-up, some 15 us of CPU there): spinning park_cost and
+  // then parking is within 2x of the better choice whatever the wait turns
+  // out to be (Karlin, Li, Manasse & Owicki, "Empirical studies of competitive
+  // spinning for a shared-memory multiprocessor", SOSP 1991). A waiter
+  // whose waits are long pays that 2x on every one, so each waiter learns
+  // (see spinner) whether to spin park_cost or park once 4 free yields show
+  // the core is free. Waits are long for room in a long ring (half a ring of
+  // tasks): the emitter beside one worker, never parking, used 0.8 of a core
+  // with 1 us tasks (schedstat); short for on-demand's emitter (a task's
+  // time): parking on every one cut its rate with 1 us tasks at nw = 1 to
+  // 0.4x.
+  static constexpr clock::duration free_yield = std::chrono::microseconds(10);
+  static constexpr clock::duration park_cost = std::chrono::microseconds(20);
+  /// One waiter's choice (one thread, one kind of wait): spin park_cost while
+  /// spinning finds what it waits for; after a spin that ended in parking,
+  /// park at once, and spin again only for one wait in probe_every (if that
+  /// one succeeds, spinning resumes).
+  struct spinner {
+    static constexpr unsigned probe_every = 16;
+    bool spins = true;
+    unsigned waits = 0;
+    clock::duration budget() noexcept {
+      return spins || ++waits % probe_every == 0 ? park_cost : clock::duration::zero();
+    }
+  };
+
   // One line per writer: the emitter bumps `sent` and the worker its
   // counters once per task, and on a shared line the two cores would trade
   // it for every task. The eventcount is written only when the worker parks
@@ -173,6 +208,7 @@ protected:
     alignas(cache_line_size) std::atomic<std::uint64_t> sent{0};  // by the emitter
     alignas(cache_line_size) std::atomic<std::uint64_t> tasks{0}; // by the worker
     std::atomic<std::uint64_t> busy_ns{0};                        // by the worker
+    spinner task_waits, room_waits;                               // the worker's own
   };
   worker_control& control(unsigned i) noexcept { return *controls_[i]; }
 
@@ -211,37 +247,30 @@ protected:
     detail::asymmetric_fence::light();
     if (ec.may_have_waiters()) ec.notify_one();
   }
-  /// Spins of an idle thread (each a yield) before it parks.
-  static constexpr int idle_spins = stress_build ? 1 : 64;
-  // Yields pay off while other threads want the core: each hands it to one
-  // of them for a scheduler slice (a millisecond or more), and the waiter
-  // looks again when the slice ends - on 2 cores with nw = 2 that is how the
-  // emitter and the collector poll, about once per slice, without a wake-up.
-  // Yields that come back at once (under free_yield each) found nobody else
-  // wanting the core, and spinning on would only burn it: every 4 yields a
-  // waiter checks, and parks if they were free. Without the check, beside one
-  // worker (a core free for the emitter and the collector) the two yielded
-  // to each other 13,000 times a second with 10 us tasks and used 0.1 of a
-  // core, and with 1 us tasks the emitter, refilled every refill_batch pops
-  // and never parking, used 0.8 of one (schedstat, 2 vCPUs).
-  static constexpr clock::duration free_yield = std::chrono::microseconds(10);
-  static bool yields_were_free(clock::time_point start, int yields) noexcept {
-    return clock::now() - start < yields * free_yield;
-  }
-
   // Runs `ready` (which may act: pop, push) until it returns true or the farm
-  // stops; returns whether `ready` succeeded. Yields `spins` times, then
-  // parks on `ec`: announce, fence, re-check, sleep. `from` says who wakes
-  // us, hence which fence pairs with theirs.
+  // stops; returns whether `ready` succeeded. Yields up to `spins` times (on
+  // a free core as `waiter` chose), then parks on `ec`: announce, fence,
+  // re-check, sleep. `from` says who wakes us, hence which fence pairs with
+  // theirs.
   template <class Ready>
-  bool wait_until_ready(eventcount& ec, Ready ready, wakers from = wakers::per_task,
+  bool wait_until_ready(eventcount& ec, spinner& waiter, wakers from, Ready ready,
                         int spins = idle_spins) {
     const clock::time_point spin_start = spins > 0 ? clock::now() : clock::time_point{};
+    const clock::duration budget = waiter.budget();
     for (int spin = 0; spin < spins; ++spin) {
-      if (ready()) return true;
+      if (ready()) {
+        waiter.spins = true;
+        return true;
+      }
       if (stopped()) return false;
       std::this_thread::yield(); // two cores, more threads: let the others run
-      if (spin % 4 == 3 && yields_were_free(spin_start, spin + 1)) break;
+      if (spin % 4 == 3) {
+        const clock::duration spun = clock::now() - spin_start;
+        if (spun < (spin + 1) * free_yield && spun >= budget) { // free yields, spun enough
+          if (budget > clock::duration::zero()) waiter.spins = false;
+          break;
+        }
+      }
     }
     for (;;) {
       if (ready()) return true;
@@ -284,6 +313,7 @@ protected:
   struct emitter_counters {
     std::atomic<std::uint64_t> arrivals{0};
     std::atomic<std::uint64_t> blocked_ns{0};
+    spinner room_waits, feedback_waits; // the emitter's own
   };
   cache_padded<emitter_counters> emitter_;
   cache_padded<std::atomic<std::uint64_t>> completed_; // by the collector (or workers)
@@ -500,13 +530,14 @@ private:
         }
         if (!item) {
           if (feedback == nullptr || in_flight == 0) break; // end of stream
-          wait_until_ready(emitter_wake_, [&] {             // for a result to come back
-            std::optional<result_value> r = feedback->results.try_pop();
-            if (!r) return false;
-            --in_flight;
-            feedback->on_result(std::move(*r), submit);
-            return true;
-          });
+          wait_until_ready(emitter_wake_, emitter_->feedback_waits, wakers::per_task,
+                           [&] { // for a result to come back
+                             std::optional<result_value> r = feedback->results.try_pop();
+                             if (!r) return false;
+                             --in_flight;
+                             feedback->on_result(std::move(*r), submit);
+                             return true;
+                           });
           continue;
         }
         emitter_->arrivals.store(++arrived, std::memory_order_relaxed); // one writer
@@ -524,8 +555,8 @@ private:
   bool send(std::vector<std::unique_ptr<lane>>& lanes, task_item&& t, unsigned& next) {
     if (try_send(lanes, t, next)) return true;
     const clock::time_point start = clock::now();
-    const bool sent = wait_until_ready(
-        emitter_wake_, [&] { return try_send(lanes, t, next); }, wakers::per_batch);
+    const bool sent = wait_until_ready(emitter_wake_, emitter_->room_waits, wakers::per_batch,
+                                       [&] { return try_send(lanes, t, next); });
     const auto waited = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start);
     emitter_->blocked_ns.store(emitter_->blocked_ns.load(std::memory_order_relaxed) +
                                    waited.count(),
@@ -627,7 +658,7 @@ private:
         }
         if constexpr (!collect) timer.tick();
         c.busy_ns.store(timer.busy_ns, std::memory_order_relaxed); // one writer
-        c.tasks.store(++done, std::memory_order_relaxed);           // one writer
+        c.tasks.store(++done, std::memory_order_relaxed);          // one writer
         repin_if_changed(i + 1, epoch);
       }
     } catch (...) {
@@ -644,7 +675,7 @@ private:
   // Waits for a task; false at end of stream or stop.
   bool wait_for_task(worker_control& c, lane& l, std::optional<task_item>& t) {
     bool end = false;
-    wait_until_ready(c.wake, [&] {
+    wait_until_ready(c.wake, c.task_waits, wakers::per_task, [&] {
       if ((t = l.input.try_pop())) return true;
       if (!l.input_closed.load(std::memory_order_acquire)) return false; // [farm.close]
       t = l.input.try_pop();                                             // a push before the close
@@ -660,9 +691,13 @@ private:
   bool deliver(worker_control& c, lane& l, result_item&& r, result_batch& batch,
                const busy_clock& timer, bool timed) {
     if (!l.output.try_push(std::move(r))) {
-      announce(batch); // before waiting: the collector makes the room
-      if (!wait_until_ready(
-              c.wake, [&] { return l.output.try_push(std::move(r)); }, wakers::per_batch))
+      // Before waiting: the collector makes the room. notify_one wakes it
+      // parked or gathering (gather_results); a full ring is rare, so is
+      // its fence. It announces the batch as [farm.announce] would.
+      batch.pending = 0;
+      collector_wake_.notify_one();
+      if (!wait_until_ready(c.wake, c.room_waits, wakers::per_batch,
+                            [&] { return l.output.try_push(std::move(r)); }))
         return false;
     }
     // Without a fresh read, `last` is at most read_interval of tasks old:
@@ -710,16 +745,16 @@ private:
       sink(std::move(r.value));
       completed_->store(++completed, std::memory_order_relaxed); // one writer
     };
-    // Delivers what can be delivered now; true if anything was.
+    // Delivers what can be delivered now; returns how many results it did.
     auto drain = [&] {
-      bool progress = false;
+      std::size_t delivered = 0;
       if (!options_.ordered) {
         for (unsigned i = 0; i < nw; ++i)
           for (int batch = 0; batch < 64 && (refill(i), head[i]); ++batch) {
             hand_over(i);
-            progress = true;
+            ++delivered;
           }
-        return progress;
+        return delivered;
       }
       for (;;) {
         unsigned found = nw;
@@ -728,11 +763,11 @@ private:
           refill(i);
           if (head[i] && head[i]->seq == next_seq) found = i;
         }
-        if (found == nw) return progress;
+        if (found == nw) return delivered;
         hand_over(found);
         ++next_seq;
         hint = found + 1;
-        progress = true;
+        ++delivered;
       }
     };
     auto changed = [&] {
@@ -740,18 +775,21 @@ private:
       for (unsigned i = 0; i < nw; ++i) any = refill(i) || any;
       return any;
     };
+    const bool nap = lanes[0]->output.capacity() >= gather_min_capacity;
     int empty_polls = 0;
     try {
       while (open > 0 && !stopped()) {
         repin_if_changed(nw + 1, epoch);
-        if (drain()) {
+        if (const std::size_t delivered = drain(); delivered > 0) {
           empty_polls = 0;
+          if (nap && delivered < results_per_wake) gather_results(lanes);
         } else if (open > 0 && empty_polls < poll_limit) {
           ++empty_polls;
           poll_for_results(changed);
         } else if (open > 0) {
           collector_parked_.store(true, std::memory_order_relaxed); // read after [farm.park]
-          wait_until_ready(collector_wake_, changed, wakers::per_batch, 0);
+          spinner never;                                            // spins = 0: parks at once
+          wait_until_ready(collector_wake_, never, wakers::per_batch, changed, 0);
           collector_parked_.store(false, std::memory_order_relaxed);
         }
       }
@@ -772,6 +810,37 @@ private:
     }
     const eventcount::key_type key = collector_wake_.prepare_wait();
     if (changed() || stopped()) {
+      collector_wake_.cancel_wait();
+      return;
+    }
+    collector_wake_.wait_until(key, clock::now() + result_latency);
+  }
+
+  // Results that trickle in (a drain found fewer than results_per_wake) are
+  // left to gather rather than taken one by one. First we yield: on a busy
+  // core that hands it to a worker for a slice, and results gather at no
+  // cost. A yield that comes back at once means a core of our own: there the
+  // collector took each 1 us task's result as it came and used 0.8 of a core
+  // doing it (schedstat, 2 vCPUs, one worker), so it naps result_latency
+  // instead (a timed nap on a busy core would preempt a worker 5,000 times a
+  // second: on-demand with 100 us tasks at nw = 2 lost 6% to it). A worker
+  // whose output ring fills wakes us early (see deliver), and so does a ring
+  // half full when we look, so the nap never holds a worker back; a worker's
+  // end or a stop wakes us too. Rings under gather_min_capacity fill too soon
+  // for either.
+  static constexpr std::size_t gather_min_capacity = element_queue::refill_min_capacity;
+  void gather_results(const std::vector<std::unique_ptr<lane>>& lanes) {
+    const clock::time_point before = clock::now();
+    std::this_thread::yield();
+    if (clock::now() - before >= free_yield) return; // a worker ran meanwhile
+    const eventcount::key_type key = collector_wake_.prepare_wait();
+    // [farm.park] pairs with [ec.notify] of a worker whose ring is full:
+    // either it sees us waiting, or we see its ring here.
+    detail::full_fence();
+    const bool filling = std::any_of(lanes.begin(), lanes.end(), [](const auto& l) {
+      return l->output.size_approx() >= l->output.capacity() / 2;
+    });
+    if (filling || stopped()) {
       collector_wake_.cancel_wait();
       return;
     }

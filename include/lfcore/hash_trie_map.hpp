@@ -80,7 +80,9 @@
 // serve leaf-sized blocks without locks (bench/results/allocators/ compares
 // the two); a cache of lfcore's own waits for a measurement that asks for it.
 // Erased leaves go back to the allocator; hash nodes stay until the map is
-// destroyed (at most one of 2^level_bits buckets per closed chain). Areias
+// destroyed (at most one of 2^level_bits buckets per closed chain), so a map
+// holds the levels its busiest moment closed. Under churn in a sized root
+// that would grow without a late threshold (see for_expected_size). Areias
 // and Rocha's compression of empty levels is not implemented: it needs hazard
 // pointers on hash nodes too (today a traversal needs none for them) and a
 // protocol against inserts racing into the level being removed.
@@ -120,12 +122,27 @@ struct hash_trie_config {
   /// speed for memory (at 1e7 keys a cap of 2^22 saved 4.5 bytes per key and
   /// cost 41-46% of the hits: bench/results/README.md). Stress builds keep
   /// their tiny shape.
+  ///
+  /// Such a root also closes chains later (sized_chain_threshold): with at
+  /// most one expected key per bucket, a chain of 4 is an outlier (Poisson(1):
+  /// 2% of the buckets at any moment), and closing it leaves a level under
+  /// that bucket for good. Under churn - keys replaced while their count holds
+  /// - fresh outliers keep appearing and the levels pile up: 30 replacements
+  /// of 1e6 keys took a map from 40.8 to 81.7 bytes per key and its lookups
+  /// from 89-98 to 114-120 ns; closing at 8 (0.001% of the buckets) kept 40.4
+  /// bytes and 89-107 ns (bench/results/README.md). The price is paid by a
+  /// map that outgrows n: the leaves of a closed chain stay on its lookup
+  /// path, up to 7 of them instead of 3 (4x past n, lookups after churn took
+  /// 2x as long), so overestimate n rather than under. When max_root_bits
+  /// leaves fewer buckets than n, chains are long by design and close at 4.
+  static constexpr unsigned sized_chain_threshold = 8;
   static hash_trie_config for_expected_size(std::size_t n, unsigned max_root_bits = 24) noexcept {
     hash_trie_config c;
     if (stress_build) return c;
     unsigned bits = 4;
     while (bits < max_root_bits && bits < 24 && (std::size_t(1) << bits) < n) ++bits;
     c.root_bits = bits;
+    if ((std::size_t(1) << bits) >= n) c.chain_threshold = sized_chain_threshold;
     return c;
   }
 };

@@ -80,6 +80,17 @@ TEST(HashTrieConfig, ExpectedSizeGivesAtLeastOneRootBucketPerKeyUpToTheCap) {
             24u); // the largest
 }
 
+TEST(HashTrieConfig, ASizedRootClosesChainsLaterUnlessTheCapLeftItTooSmall) {
+  if (lfcore::stress_build) GTEST_SKIP() << "stress builds keep their tiny shape";
+  EXPECT_EQ(hash_trie_config{}.chain_threshold, 4u);
+  EXPECT_EQ(hash_trie_config::for_expected_size(1'000'000).chain_threshold,
+            hash_trie_config::sized_chain_threshold);
+  EXPECT_EQ(hash_trie_config::for_expected_size(1u << 20).chain_threshold,
+            hash_trie_config::sized_chain_threshold);
+  EXPECT_EQ(hash_trie_config::for_expected_size(10'000'000, 22).chain_threshold, 4u);
+  EXPECT_EQ(hash_trie_config::for_expected_size(std::size_t(1) << 40).chain_threshold, 4u);
+}
+
 TYPED_TEST(HashTrieMap, InsertFindErase) {
   map_for<TypeParam, long, long> m;
   EXPECT_TRUE(m.empty());

@@ -1,0 +1,83 @@
+// bench/micro/trie_churn.cpp - what churn does to a hash_trie_map's shape.
+//
+// A map sized for n keys (hash_trie_config::for_expected_size) is filled with
+// n keys, then every key is replaced, `rounds` times over (erase the oldest,
+// insert a new one, so the count holds). Closed chains keep their level for
+// good, so outlier chains closed during churn pile up as levels: this prints
+// heap bytes per key (glibc mallinfo2) and single-thread lookup time (half
+// hits, half misses) after the fill and after the churn, for the sized
+// configuration's chain threshold and for the default threshold of 4.
+//
+// usage: trie_churn [n = 1000000] [rounds = 30]
+#include <lfcore/hash_trie_map.hpp>
+
+#include <malloc.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+using u64 = std::uint64_t;
+
+double heap_bytes() {
+  const struct mallinfo2 m = mallinfo2();
+  return static_cast<double>(m.uordblks + m.hblkhd);
+}
+
+u64 key(u64 i) {
+  return lfcore::detail::mix_hash(i + 1);
+} // distinct, spread
+
+// Nanoseconds per lookup over n hits among keys [first, first + n) and n misses.
+template <class Map>
+double lookup_ns(const Map& m, u64 first, u64 n) {
+  const auto start = std::chrono::steady_clock::now();
+  u64 found = 0;
+  for (u64 i = 0; i < n; ++i) found += m.contains(key(first + (i * 7919) % n));
+  for (u64 i = 0; i < n; ++i) found += m.contains(key(~u64{0} / 2 + i));
+  const double ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  if (found != n)
+    std::fprintf(stderr, "trie_churn: %llu hits, expected %llu\n",
+                 static_cast<unsigned long long>(found), static_cast<unsigned long long>(n));
+  return ns / static_cast<double>(2 * n);
+}
+
+void run(u64 n, int rounds, unsigned threshold) {
+  lfcore::hash_trie_config config = lfcore::hash_trie_config::for_expected_size(n);
+  config.chain_threshold = threshold;
+  malloc_trim(0);
+  const double before = heap_bytes();
+  lfcore::hash_trie_map<u64, u64> m(config);
+  u64 next = 0;
+  for (; next < n; ++next) m.insert({key(next), next});
+  const double filled = (heap_bytes() - before) / static_cast<double>(n);
+  const double filled_ns = lookup_ns(m, 0, n);
+  for (int r = 0; r < rounds; ++r)
+    for (u64 i = 0; i < n; ++i, ++next) {
+      m.erase(key(next - n));
+      m.insert({key(next), next});
+    }
+  lfcore::hazard_pointer_default_domain().reclaim();
+  const double churned = (heap_bytes() - before) / static_cast<double>(n);
+  std::printf("| %u | %.1f | %.1f | %.1f | %.1f |\n", threshold, filled, filled_ns, churned,
+              lookup_ns(m, next - n, n));
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  const u64 n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'000;
+  const int rounds = argc > 2 ? std::atoi(argv[2]) : 30;
+  const lfcore::hash_trie_config sized = lfcore::hash_trie_config::for_expected_size(n);
+  std::printf("n = %llu, root 2^%u, %d replacements of every key\n\n",
+              static_cast<unsigned long long>(n), sized.root_bits, rounds);
+  std::printf("| chain threshold | bytes/key filled | lookup ns filled | bytes/key churned | "
+              "lookup ns churned |\n");
+  std::printf("|---:|---:|---:|---:|---:|\n");
+  for (unsigned threshold : {4u, sized.chain_threshold, 4u, sized.chain_threshold})
+    run(n, rounds, threshold);
+}

@@ -8,7 +8,8 @@
 // hits, half misses) after the fill and after the churn, for the sized
 // configuration's chain threshold and for the default threshold of 4.
 //
-// usage: trie_churn [n = 1000000] [rounds = 30]
+// usage: trie_churn [n = 1000000] [rounds = 30]; exits 1 if a present key
+// was not found.
 #include <lfcore/hash_trie_map.hpp>
 
 #include <malloc.h>
@@ -27,9 +28,12 @@ double heap_bytes() {
   return static_cast<double>(m.uordblks + m.hblkhd);
 }
 
+// Key i: distinct for distinct i (mix_hash is a bijection), spread over the root.
 u64 key(u64 i) {
   return lfcore::detail::mix_hash(i + 1);
-} // distinct, spread
+}
+
+bool all_found = true; // every lookup of a present key found it
 
 // Nanoseconds per lookup over n hits among keys [first, first + n) and n misses.
 template <class Map>
@@ -40,9 +44,11 @@ double lookup_ns(const Map& m, u64 first, u64 n) {
   for (u64 i = 0; i < n; ++i) found += m.contains(key(~u64{0} / 2 + i));
   const double ns =
       std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
-  if (found != n)
+  if (found != n) {
     std::fprintf(stderr, "trie_churn: %llu hits, expected %llu\n",
                  static_cast<unsigned long long>(found), static_cast<unsigned long long>(n));
+    all_found = false;
+  }
   return ns / static_cast<double>(2 * n);
 }
 
@@ -80,4 +86,5 @@ int main(int argc, char** argv) {
   std::printf("|---:|---:|---:|---:|---:|\n");
   for (unsigned threshold : {4u, sized.chain_threshold, 4u, sized.chain_threshold})
     run(n, rounds, threshold);
+  return all_found ? 0 : 1;
 }

@@ -128,9 +128,9 @@ struct hash_trie_config {
   /// 2% of the buckets at any moment), and closing it leaves a level under
   /// that bucket for good. Under churn - keys replaced while their count holds
   /// - fresh outliers keep appearing and the levels pile up: 30 replacements
-  /// of 1e6 keys took a map from 40.8 to 81.7 bytes per key and its lookups
-  /// from 89-98 to 114-120 ns; closing at 8 (0.001% of the buckets) kept 40.4
-  /// bytes and 89-107 ns (bench/results/README.md). The price is paid by a
+  /// of 1e6 keys took a map from 40.8 to 81.4 bytes per key; closing at 8
+  /// (0.001% of the buckets) kept it at 40.4, lookups the same within noise
+  /// (bench/results/trie_churn/report.md). The price is paid by a
   /// map that outgrows n: the leaves of a closed chain stay on its lookup
   /// path, up to 7 of them instead of 3 (4x past n, lookups after churn took
   /// 2x as long), so overestimate n rather than under. When max_root_bits

@@ -6,7 +6,10 @@
 // good, so outlier chains closed during churn pile up as levels: this prints
 // heap bytes per key (glibc mallinfo2) and single-thread lookup time (half
 // hits, half misses) after the fill and after the churn, for the sized
-// configuration's chain threshold and for the default threshold of 4.
+// configuration's chain threshold and for the default threshold of 4, and
+// for the default shape (a 2^16 root). The last column is what the levels
+// still hold once every key is erased: what compressing empty levels (Areias
+// and Rocha) would give back.
 //
 // usage: trie_churn [n = 1000000] [rounds = 30]; exits 1 if a present key
 // was not found.
@@ -52,12 +55,11 @@ double lookup_ns(const Map& m, u64 first, u64 n) {
   return ns / static_cast<double>(2 * n);
 }
 
-void run(u64 n, int rounds, unsigned threshold) {
-  lfcore::hash_trie_config config = lfcore::hash_trie_config::for_expected_size(n);
-  config.chain_threshold = threshold;
+void run(u64 n, int rounds, const char* shape, lfcore::hash_trie_config config) {
   malloc_trim(0);
   const double before = heap_bytes();
   lfcore::hash_trie_map<u64, u64> m(config);
+  const double empty = heap_bytes();
   u64 next = 0;
   for (; next < n; ++next) m.insert({key(next), next});
   const double filled = (heap_bytes() - before) / static_cast<double>(n);
@@ -69,8 +71,12 @@ void run(u64 n, int rounds, unsigned threshold) {
     }
   lfcore::hazard_pointer_default_domain().reclaim();
   const double churned = (heap_bytes() - before) / static_cast<double>(n);
-  std::printf("| %u | %.1f | %.1f | %.1f | %.1f |\n", threshold, filled, filled_ns, churned,
-              lookup_ns(m, next - n, n));
+  const double churned_ns = lookup_ns(m, next - n, n);
+  for (u64 i = next - n; i < next; ++i) m.erase(key(i));
+  lfcore::hazard_pointer_default_domain().reclaim();
+  const double left = (heap_bytes() - empty) / static_cast<double>(n); // the levels
+  std::printf("| %s | %u | %.1f | %.1f | %.1f | %.1f | %.1f |\n", shape, config.chain_threshold,
+              filled, filled_ns, churned, churned_ns, left);
 }
 
 } // namespace
@@ -81,10 +87,21 @@ int main(int argc, char** argv) {
   const lfcore::hash_trie_config sized = lfcore::hash_trie_config::for_expected_size(n);
   std::printf("n = %llu, root 2^%u, %d replacements of every key\n\n",
               static_cast<unsigned long long>(n), sized.root_bits, rounds);
-  std::printf("| chain threshold | bytes/key filled | lookup ns filled | bytes/key churned | "
-              "lookup ns churned |\n");
-  std::printf("|---:|---:|---:|---:|---:|\n");
-  for (unsigned threshold : {4u, sized.chain_threshold, 4u, sized.chain_threshold})
-    run(n, rounds, threshold);
+  std::printf("| root | chain threshold | bytes/key filled | lookup ns filled | bytes/key churned "
+              "| lookup ns churned | bytes/key left after erasing all |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|\n");
+  lfcore::hash_trie_config four = sized;
+  four.chain_threshold = 4;
+  { // the reclamation domain's per-thread state is allocated once: not by a row
+    lfcore::hash_trie_map<u64, u64> warm_up;
+    for (u64 i = 0; i < 100'000; ++i) warm_up.insert({key(i), i});
+    for (u64 i = 0; i < 100'000; ++i) warm_up.erase(key(i));
+    lfcore::hazard_pointer_default_domain().reclaim();
+  }
+  run(n, rounds, "default (2^16)", lfcore::hash_trie_config{});
+  for (int repeat = 0; repeat < 2; ++repeat) { // interleaved: drift hits both
+    run(n, rounds, "sized", four);
+    run(n, rounds, "sized", sized);
+  }
   return all_found ? 0 : 1;
 }

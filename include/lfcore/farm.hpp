@@ -172,7 +172,7 @@ protected:
   // Yields that come back at once (under free_yield each, about 0.5 us on
   // the 2-vCPU guest) found nobody else wanting the core: the waiter spins on
   // a free core. That pays while the wait is shorter than parking costs (a
-  // futex sleep and wake-up, some 15 us of CPU there): spinning park_cost and
+  // futex sleep and wake-up, about 20 us of CPU there): spinning park_cost and
   // then parking is within 2x of the better choice whatever the wait turns
   // out to be (Karlin, Li, Manasse & Owicki, "Empirical studies of competitive
   // spinning for a shared-memory multiprocessor", SOSP 1991). A waiter

@@ -1,9 +1,9 @@
 // Stress for farm and pipeline: many short-lived farms with random shapes
-// (1-8 workers, channels of 1-4 slots so that every hand-over meets a full or
-// empty ring - or, in a quarter of the runs, of 256, where results are left to
-// gather and a filling ring must wake the collector - both policies, ordered
-// or not), freeze/thaw from another thread
-// throughout, and exceptions at random points. Every run must deliver each
+// (1-8 workers; channels of 1-4 slots so that every hand-over meets a full or
+// empty ring, or in a quarter of the runs of 256, where results are left to
+// gather and a filling ring must wake the collector; both policies, ordered
+// or not), freeze/thaw from another thread throughout, and exceptions at
+// random points. Every run must deliver each
 // task exactly once (in order when ordered), or rethrow and leak nothing.
 // LFCORE_STRESS_SCALE=N multiplies the work.
 #include "scale.hpp"

@@ -1,15 +1,15 @@
 // bench/micro/trie_churn.cpp - what churn does to a hash_trie_map's shape.
 //
-// A map sized for n keys (hash_trie_config::for_expected_size) is filled with
-// n keys, then every key is replaced, `rounds` times over (erase the oldest,
-// insert a new one, so the count holds). Closed chains keep their level for
-// good, so outlier chains closed during churn pile up as levels: this prints
-// heap bytes per key (glibc mallinfo2) and single-thread lookup time (half
-// hits, half misses) after the fill and after the churn, for the sized
-// configuration's chain threshold and for the default threshold of 4, and
-// for the default shape (a 2^16 root). The last column is what the levels
-// still hold once every key is erased: what compressing empty levels (Areias
-// and Rocha) would give back.
+// A map is filled with n keys, then every key is replaced, `rounds` times
+// over (erase the oldest, insert a new one, so the count holds), then every
+// key is erased. A closed chain keeps its level while the level holds a key,
+// so outlier chains closed during churn pile up as levels: this prints heap
+// bytes per key (glibc mallinfo2) and single-thread lookup time (half hits,
+// half misses) after the fill and after the churn, and the bytes per key the
+// levels still hold once every key is erased, with and without compression
+// of empty levels, for the default shape (a 2^16 root) and a root sized for
+// n (hash_trie_config::for_expected_size), whose chains close at 8 leaves,
+// and at 4.
 //
 // usage: trie_churn [n = 1000000] [rounds = 30]; exits 1 if a present key
 // was not found.
@@ -75,8 +75,9 @@ void run(u64 n, int rounds, const char* shape, lfcore::hash_trie_config config) 
   for (u64 i = next - n; i < next; ++i) m.erase(key(i));
   lfcore::hazard_pointer_default_domain().reclaim();
   const double left = (heap_bytes() - empty) / static_cast<double>(n); // the levels
-  std::printf("| %s | %u | %.1f | %.1f | %.1f | %.1f | %.1f |\n", shape, config.chain_threshold,
-              filled, filled_ns, churned, churned_ns, left);
+  std::printf("| %s | %u | %s | %.1f | %.1f | %.1f | %.1f | %.1f |\n", shape,
+              config.chain_threshold, config.compress_empty_levels ? "yes" : "no", filled,
+              filled_ns, churned, churned_ns, left);
 }
 
 } // namespace
@@ -87,9 +88,9 @@ int main(int argc, char** argv) {
   const lfcore::hash_trie_config sized = lfcore::hash_trie_config::for_expected_size(n);
   std::printf("n = %llu, root 2^%u, %d replacements of every key\n\n",
               static_cast<unsigned long long>(n), sized.root_bits, rounds);
-  std::printf("| root | chain threshold | bytes/key filled | lookup ns filled | bytes/key churned "
-              "| lookup ns churned | bytes/key left after erasing all |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("| root | chain threshold | compress | bytes/key filled | lookup ns filled "
+              "| bytes/key churned | lookup ns churned | bytes/key left after erasing all |\n");
+  std::printf("|---|---:|---|---:|---:|---:|---:|---:|\n");
   lfcore::hash_trie_config four = sized;
   four.chain_threshold = 4;
   { // the reclamation domain's per-thread state is allocated once: not by a row
@@ -98,10 +99,14 @@ int main(int argc, char** argv) {
     for (u64 i = 0; i < 100'000; ++i) warm_up.erase(key(i));
     lfcore::hazard_pointer_default_domain().reclaim();
   }
-  run(n, rounds, "default (2^16)", lfcore::hash_trie_config{});
-  for (int repeat = 0; repeat < 2; ++repeat) { // interleaved: drift hits both
-    run(n, rounds, "sized", four);
+  lfcore::hash_trie_config plain{}, plain_kept{}, sized_kept = sized;
+  plain_kept.compress_empty_levels = sized_kept.compress_empty_levels = false;
+  for (int repeat = 0; repeat < 2; ++repeat) { // interleaved: drift hits all
+    run(n, rounds, "default (2^16)", plain);
+    run(n, rounds, "default (2^16)", plain_kept);
     run(n, rounds, "sized", sized);
+    run(n, rounds, "sized", sized_kept);
   }
+  run(n, rounds, "sized", four);
   return all_found ? 0 : 1;
 }

@@ -38,8 +38,10 @@
 //   changes again (every CAS expects an unmarked value). So an unmarked leaf is
 //   reachable from the root, and the successor of a marked leaf stays where it
 //   is until that leaf is unlinked.
-// * Hash nodes are freed only by the destructor: a traversal needs no hazard
-//   pointer for them.
+// * A hash node below the root is removed only when every bucket is empty
+//   and frozen (see "Compression"), then retired like a leaf: a traversal
+//   protects the level it is in, validated as for a leaf, by the link it
+//   read the level from. The root lives as long as the map.
 // * A key has at most one live leaf (inserts append only after a traversal of
 //   the whole chain found none, with a CAS on the chain's end word that fails
 //   if anything was appended, closed or marked since).
@@ -49,7 +51,8 @@
 // without unlinking them. They validate each step against the last link they
 // read unmarked (its owner is then still reachable, and so is the run of marked
 // leaves after it), keeping hazard pointers on that owner, on the first leaf of
-// the run (no ABA on the link) and on the current and next leaf.
+// the run (no ABA on the link) and on the current and next leaf; the owner of
+// a bucket link is its level.
 // Reclamation: the policy (lfcore/reclamation.hpp) supplies those guards and a
 // read-side section around each operation. Under RCU the guards do nothing and
 // every validation passes at once: no leaf reachable during the section is
@@ -57,7 +60,8 @@
 // (marked) next word leads back into the chain, as the validation would ensure.
 //
 // Progress: every operation is lock-free (a retry happens only when another
-// thread changed the chain). find/contains/visit/size are lock-free too and
+// thread changed the chain, or an insert met a level being compressed, which
+// it aborts or helps to finish). find/contains/visit/size are lock-free too and
 // never write shared memory but their hazard pointers.
 // Ordering: insert, insert_or_assign and erase are linearizable (at the CAS
 // that appends, replaces or marks); find/contains/visit at the read of the
@@ -69,27 +73,26 @@
 // paper's lfht_next_key), so iterating costs O(size * depth).
 // size(): the sum of per-thread-shard counters; exact when no operation runs
 // concurrently, otherwise within the number of concurrent inserts and erases.
-// Memory: leaves come from Allocator (rebound), which must be stateless (the
-// reclamation domain destroys retired leaves after the map may be gone);
-// a LeafPolicy (detail::pair_leaf_policy describes one) can replace the leaf
-// altogether - atom_table keeps each atom's text inside its leaf;
-// hash nodes from operator new. A leaf holds its link, the element and,
+// Memory: leaves and hash nodes come from Allocator (rebound), which must be
+// stateless (the reclamation domain destroys retired nodes after the map may
+// be gone); a LeafPolicy (detail::pair_leaf_policy describes one) can replace
+// the leaf altogether - atom_table keeps each atom's text inside its leaf.
+// A leaf holds its link, the element and,
 // unless the key is a scalar hashed by std::hash (then rehashing costs less
 // than the 8 bytes), the element's hash. No per-thread leaf cache sits in
 // front of the Allocator: glibc's and jemalloc's per-thread caches already
 // serve leaf-sized blocks without locks (bench/results/allocators/ compares
 // the two); a cache of lfcore's own waits for a measurement that asks for it.
-// Erased leaves go back to the allocator; hash nodes stay until the map is
-// destroyed (at most one of 2^level_bits buckets per closed chain), so a map
-// keeps every level it ever closed. Under churn, chains that are long by
-// chance keep closing: a sized root closes late to avoid it (see
-// for_expected_size); the default shape, whose levels hold about one key per
-// bucket, grew from 42 to 83 bytes per key over 30 replacements of 1e6 keys
-// and kept 50 in its levels once they were all erased
-// (bench/results/trie_churn/report.md). Areias and Rocha's compression of
-// empty levels, which would return those, is not implemented: it needs hazard
-// pointers on hash nodes too (today a traversal needs none for them) and a
-// protocol against inserts racing into the level being removed.
+// Compression: erased leaves go back to the allocator, and so does a level
+// (a hash node below the root) once its last key is erased: the eraser sees
+// every bucket empty, freezes them all, and swings the parent's chain back
+// open (the protocol is at remove_if_empty). A level that holds a key stays,
+// with the leaves its closed chain left above it. Under churn - 30
+// replacements of 1e6 keys - the default shape went from 43 to 46 bytes per
+// key (88 without compression), and erasing every key gave every level back
+// (56 bytes per key stayed without); bench/results/trie_churn/report.md.
+// An erase that empties a bucket of a level reads its 2^level_bits buckets,
+// so very wide levels make such erases slower (config.compress_empty_levels).
 #pragma once
 
 #include "lfcore/cache_padded.hpp"
@@ -118,6 +121,10 @@ struct hash_trie_config {
   unsigned root_bits = stress_build ? 1 : 16;      ///< root has 2^root_bits buckets
   unsigned level_bits = stress_build ? 1 : 4;      ///< deeper nodes have 2^level_bits
   unsigned chain_threshold = stress_build ? 1 : 4; ///< live leaves before a chain closes
+  /// Remove a level below the root once its last key is erased (see
+  /// "Compression" in the header): an erase that empties a bucket then reads
+  /// the level's 2^level_bits buckets to see whether all are empty.
+  bool compress_empty_levels = true;
 
   /// A root with at least one bucket per expected key (at most 2^max_root_bits
   /// buckets; 2^24, the largest root, is 128 MiB): lookups then mostly read
@@ -130,10 +137,11 @@ struct hash_trie_config {
   /// Such a root also closes chains later (sized_chain_threshold): with at
   /// most one expected key per bucket, a chain of 4 is an outlier (Poisson(1):
   /// 2% of the buckets at any moment), and closing it leaves a level under
-  /// that bucket for good. Under churn - keys replaced while their count holds
-  /// - fresh outliers keep appearing and the levels pile up: 30 replacements
-  /// of 1e6 keys took a map from 40.8 to 81.4 bytes per key; closing at 8
-  /// (0.001% of the buckets) kept it at 40.4, lookups the same within noise
+  /// that bucket until the level's last key goes. Under churn - keys replaced
+  /// while their count holds - fresh outliers keep appearing: 30 replacements
+  /// of 1e6 keys took a map closing at 4 from 40.9 to 43.2 bytes per key
+  /// (to 81 before levels were compressed); closing at 8 (0.001% of the
+  /// buckets) kept it at 40.4, lookups the same within noise
   /// (bench/results/trie_churn/report.md). The price is paid by a
   /// map that outgrows n: the leaves of a closed chain stay on its lookup
   /// path, up to 7 of them instead of 3 (4x past n, lookups after churn took
@@ -368,7 +376,7 @@ public:
                                             std::memory_order_relaxed));
     count(-1);
     writer g;
-    locate(leaf_hash(*l), LeafPolicy::key(*l), *g); // unlinks it
+    unlink_and_compress(leaf_hash(*l), LeafPolicy::key(*l), *g);
     return 1;
   }
   /// Erases every element present when the call reaches it (not atomic).
@@ -403,8 +411,9 @@ public:
 
 private:
   using word = std::uintptr_t;
-  static constexpr word hash_tag = 1; // the word points to a hash node
-  static constexpr word deleted = 2;  // on a leaf's next word: the leaf is erased
+  static constexpr word hash_tag = 1;   // the word points to a hash node
+  static constexpr word deleted = 2;    // on a leaf's next word: the leaf is erased
+  static constexpr word frozen_tag = 4; // on a bucket, with hash_tag: frozen (see below)
 
   using leaf = typename LeafPolicy::leaf;
   using leaf_deleter = typename LeafPolicy::deleter;
@@ -414,6 +423,10 @@ private:
   struct hash_node {
     const unsigned consumed; // hash bits the levels above use
     const unsigned bits;
+    // Compression (see remove_if_empty): (attempt id << 2) | phase. Ids grow
+    // by one per attempt and are never reused, so a frozen bucket names the
+    // attempt that froze it.
+    std::atomic<std::uint64_t> compression{0};
     std::atomic<word>* buckets() noexcept { return reinterpret_cast<std::atomic<word>*>(this + 1); }
     std::size_t size() const noexcept { return std::size_t(1) << bits; }
     std::size_t index(std::uint64_t h) const noexcept {
@@ -425,11 +438,21 @@ private:
   static word to_word(const leaf* l) noexcept { return reinterpret_cast<word>(l); }
   static word to_word(const hash_node* n) noexcept { return reinterpret_cast<word>(n) | hash_tag; }
   static bool is_hash(word w) noexcept { return (w & hash_tag) != 0; }
+  // Only a bucket is ever frozen, and only while it is empty: the word holds
+  // no pointer but the id of the compression attempt, (id << 3) | 5.
+  static bool is_frozen(word w) noexcept { return (w & frozen_tag) != 0; }
+  static word frozen_word(std::uint64_t id) noexcept {
+    return static_cast<word>(id << 3) | frozen_tag | hash_tag;
+  }
   static bool is_deleted(word w) noexcept { return (w & deleted) != 0; }
   static word unmarked(word w) noexcept { return w & ~deleted; }
   static leaf* leaf_of(word w) noexcept { return reinterpret_cast<leaf*>(w & ~word(7)); }
   static hash_node* node_of(word w) noexcept { return reinterpret_cast<hash_node*>(w & ~word(7)); }
   static const void* leaf_or_null(word w) noexcept { return is_hash(w) ? nullptr : leaf_of(w); }
+  // What a hazard pointer protects for a word: its leaf or hash node.
+  static const void* pointer_of(word w) noexcept {
+    return is_frozen(w) ? nullptr : reinterpret_cast<const void*>(w & ~word(7));
+  }
 
   // ------------------------------------------------------------- allocation
   static hash_trie_config checked(hash_trie_config c) {
@@ -439,19 +462,34 @@ private:
                                   "and chain_threshold at least 1");
     return c;
   }
+  // Hash nodes come from Allocator too, rebound to words (a node is a whole
+  // number of them).
+  using node_allocator = typename std::allocator_traits<Allocator>::template rebind_alloc<word>;
+  using node_traits = std::allocator_traits<node_allocator>;
+  static std::size_t node_words(unsigned bits) noexcept {
+    static_assert(sizeof(hash_node) % sizeof(word) == 0 && alignof(hash_node) <= alignof(word));
+    return (sizeof(hash_node) + (std::size_t(1) << bits) * sizeof(std::atomic<word>)) /
+           sizeof(word);
+  }
   static hash_node* new_hash_node(unsigned consumed, unsigned bits) {
-    const std::size_t n = std::size_t(1) << bits;
-    void* raw = ::operator new(sizeof(hash_node) + n * sizeof(std::atomic<word>));
-    auto* node = ::new (raw) hash_node{consumed, bits};
-    for (std::size_t i = 0; i < n; ++i)
+    node_allocator a;
+    word* raw = node_traits::allocate(a, node_words(bits));
+    auto* node = ::new (static_cast<void*>(raw)) hash_node{consumed, bits};
+    for (std::size_t i = 0; i < node->size(); ++i)
       ::new (static_cast<void*>(node->buckets() + i)) std::atomic<word>(to_word(node)); // empty
     return node;
   }
   static void free_hash_node(hash_node* node) noexcept {
+    const unsigned bits = node->bits;
     node->~hash_node(); // the atomics are trivially destructible
-    ::operator delete(static_cast<void*>(node));
+    node_allocator a;
+    node_traits::deallocate(a, reinterpret_cast<word*>(node), node_words(bits));
   }
   static void retire(leaf* l) { Reclamation::default_domain().retire(l, leaf_deleter()); }
+  struct hash_node_deleter { // stateless, as leaf_deleter
+    void operator()(hash_node* n) const noexcept { free_hash_node(n); }
+  };
+  static void retire(hash_node* n) { Reclamation::default_domain().retire(n, hash_node_deleter()); }
 
   // Single-threaded teardown: leaves of every chain, then the node.
   static void destroy(hash_node* node) noexcept {
@@ -462,7 +500,7 @@ private:
         w = unmarked(l->next.load(std::memory_order_relaxed));
         leaf_deleter()(l);
       }
-      if (node_of(w) != node) destroy(node_of(w)); // a deeper level
+      if (!is_frozen(w) && node_of(w) != node) destroy(node_of(w)); // a deeper level
     }
     free_hash_node(node);
   }
@@ -494,7 +532,7 @@ private:
       if (s.found->next.compare_exchange_strong(
               expected, expected | deleted, std::memory_order_release, std::memory_order_relaxed)) {
         count(-1);
-        locate(h, key, *g); // unlinks it (and any other marked leaf on the way)
+        unlink_and_compress(h, key, *g);
         return 1;
       }
     }
@@ -542,7 +580,7 @@ private:
   // current leaf's cache miss. That serialized the misses of consecutive
   // lookups: 2.4 against 3.3 Mops/s of hits at 1e7 keys (bench/results/README.md).
   struct reader_guards {
-    guard anchor = make_guard(); // owner of the last unmarked link
+    guard anchor = make_guard(); // owner of the last unmarked link: a leaf, or a level
     guard run = make_guard();    // the leaf that link points to
     guard cur = make_guard();
     guard next = make_guard();
@@ -557,10 +595,14 @@ private:
     guard prev = make_guard();
     guard cur = make_guard();
     guard next = make_guard();
+    guard level = make_guard(); // the hash node being searched (none for the root)
+    guard up = make_guard();    // the level above it, which detach() walks
     void reset() noexcept {
       prev.reset_protection();
       cur.reset_protection();
       next.reset_protection();
+      level.reset_protection();
+      up.reset_protection();
     }
   };
 
@@ -618,12 +660,13 @@ private:
   using writer = lease<writer_guards>;
 
   // One step of a read-only traversal from `cur` (protected by g.cur), whose
-  // next word is nw: protects the successor in g.cur and updates the anchor.
-  // False if the validation failed (restart the level).
+  // next word is nw: protects the successor leaf in g.cur and updates the
+  // anchor; at the end of the chain protects nothing (see descend()). False
+  // if the validation failed (start over).
   static bool step(reader_guards& g, const leaf* cur, word nw, const std::atomic<word>*& anchor,
                    word& anchor_value) {
     const word t = unmarked(nw);
-    if (is_hash(t)) return true; // end of chain: nothing to protect
+    if (is_hash(t)) return true; // end of chain
     const leaf* nxt = leaf_of(t);
     detail::stress_point(); // nxt may be unlinked and reclaimed right here
     if (!is_deleted(nw)) {
@@ -648,15 +691,38 @@ private:
     return true;
   }
 
+  // At the end of a chain that continues in the level `below`: protects it
+  // in g.anchor, as the owner of the next link (its bucket), validated like
+  // a step to a leaf - by the last leaf's own word if that leaf is live (it
+  // is then reachable, and so is its successor), else by the anchor (the
+  // chain was empty, or ended in a run of marked leaves). A level leaves the
+  // trie only once it is empty and frozen, which changes that word. Kept
+  // apart from step(): a lookup that stays in its level pays nothing for it.
+  static bool descend(reader_guards& g, const hash_node* below, const leaf* last, word last_next,
+                      const std::atomic<word>* anchor, word anchor_value) {
+    detail::stress_point(); // below may be removed and reclaimed right here
+    if (!g.next.try_protect_if(below, [&] {
+          // acquire: pairs with [trie.link] (the level was linked) and [trie.detach].
+          if (last != nullptr && !is_deleted(last_next))
+            return last->next.load(std::memory_order_acquire) == last_next;
+          return anchor->load(std::memory_order_acquire) == anchor_value;
+        }))
+      return false;
+    g.anchor.reset_protection(below); // safe: g.next protects it
+    return true;
+  }
+
   // The live leaf with key, protected by g.cur, or nullptr.
   template <class K>
   const leaf* lookup(std::uint64_t h, const K& key, reader_guards& g) const {
     hash_node* node = root_;
-    for (;;) { // one level per turn; a failed validation restarts the level
-      const std::atomic<word>* anchor = &node->bucket(h);
+    for (;;) { // one level per turn; a failed validation starts over from the root
+      const std::atomic<word>* anchor = &node->bucket(h); // g.anchor protects its owner
       word anchor_value = g.cur.protect(*anchor, leaf_or_null);
       g.run.reset_protection(leaf_or_null(anchor_value)); // safe: g.cur protects it
       word w = anchor_value;
+      const leaf* last = nullptr; // the chain's last leaf and its next word
+      word last_next = 0;
       bool valid = true;
       while (!is_hash(w)) {
         const leaf* cur = leaf_of(w);
@@ -666,82 +732,267 @@ private:
         if (!is_deleted(nw) && hash_may_match(*cur, h) && equal_(LeafPolicy::key(*cur), key))
           return cur;
         if (!(valid = step(g, cur, nw, anchor, anchor_value))) break;
+        last = cur;
+        last_next = nw;
         w = unmarked(nw);
       }
-      if (!valid) continue;
-      hash_node* end = node_of(w);
-      if (end == node) return nullptr;
-      node = end; // the chain continues one level down
+      // A failed validation starts over from the root: node itself may be
+      // gone (g.anchor protects it only until a live leaf takes over).
+      if (!valid) {
+        node = root_;
+        continue;
+      }
+      if (is_frozen(w)) return nullptr; // an empty bucket of a level being removed
+      hash_node* const below = node_of(w);
+      if (below == node) return nullptr;
+      // The chain continues one level down.
+      node = descend(g, below, last, last_next, anchor, anchor_value) ? below : root_;
     }
   }
 
   // ------------------------------------------------------ updating search
   struct spot {
-    hash_node* node;         // the level whose chain was searched
-    std::atomic<word>* link; // the bucket or a live leaf's next: holds `found` or the end
-    leaf* found;             // the live leaf with the key (protected by g.cur), or nullptr
-    word found_next;         // found->next as read (unmarked)
-    std::size_t live;        // live leaves before link in this chain
+    hash_node* node;                   // the level whose chain was searched (g.level protects it)
+    hash_node* parent;                 // the level above it (g.up protects it); nullptr at the root
+    std::atomic<word>* link = nullptr; // the bucket or a live leaf's next: holds `found` or `end`
+    leaf* found = nullptr;             // the live leaf with the key (g.cur protects it), or nullptr
+    word found_next = 0;               // found->next as read (unmarked)
+    word end = 0;                      // without `found`: the chain's end word (open or frozen)
+    std::size_t live = 0;              // live leaves before link in this chain
   };
 
-  // Michael's search: returns the live leaf with key, or the end word of the
-  // chain at the deepest level where the key would go (link holds
-  // to_word(node)). Unlinks and retires marked leaves it passes.
+  // Michael's search: returns the live leaf with key, or the end of the chain
+  // at the deepest level where the key would go: to_word(node) at link, or a
+  // frozen bucket (callers that insert settle_frozen() it first; for others
+  // the key is absent, as for lookup). Unlinks and retires marked leaves.
   template <class K>
   spot locate(std::uint64_t h, const K& key, writer_guards& g) {
-    hash_node* node = root_;
-    for (;;) { // level (re)start
-      std::atomic<word>* link = &node->bucket(h);
-      word w = g.cur.protect(*link, leaf_or_null);
-      std::size_t live = 0;
-      bool valid = true;
-      while (!is_hash(w)) {
-        leaf* cur = leaf_of(w);
-        const word nw = cur->next.load(std::memory_order_acquire); // [trie.read]
-        // acquire: cur is still linked after its (unmarked) predecessor, so nw
-        // was read while cur was in the chain.
-        if (link->load(std::memory_order_acquire) != w) {
-          valid = false;
-          break;
-        }
-        if (is_deleted(nw)) {
-          word expected = w;
-          // [trie.unlink] release: pairs with [trie.read]; the successor was
-          // published before (it was linked after cur).
-          if (!link->compare_exchange_strong(expected, unmarked(nw), std::memory_order_release,
-                                             std::memory_order_relaxed)) {
-            valid = false;
-            break;
-          }
-          retire(cur); // unreachable now; only the unlinking thread retires
-          w = g.cur.protect(*link, leaf_or_null);
-          if (is_deleted(w)) { // link's owner died meanwhile: never CAS a marked word
-            valid = false;
-            break;
-          }
-          continue;
-        }
-        if (hash_may_match(*cur, h) && equal_(LeafPolicy::key(*cur), key))
-          return {node, link, cur, nw, live};
-        ++live;
-        const word t = nw;
-        const bool to_leaf = !is_hash(t); // else the chain ends: nothing more to protect
-        if (to_leaf && !g.next.try_protect_if(leaf_of(t), [&] {
-              // acquire: pairs with the release CAS that linked the successor ([trie.link]).
-              return cur->next.load(std::memory_order_acquire) == nw;
-            })) {
-          valid = false;
-          break;
-        }
-        link = &cur->next;
-        g.prev.reset_protection(cur); // the owner of link; safe: g.cur protects it
-        if (to_leaf) g.cur.reset_protection(leaf_of(t)); // safe: g.next protects it
-        w = t;
+    spot s{root_, nullptr};
+    for (;;) {
+      if (!walk(
+              s, h,
+              [&](const leaf& l) {
+                return hash_may_match(l, h) && equal_(LeafPolicy::key(l), key);
+              },
+              g))
+        continue; // restart the level
+      if (s.found != nullptr || is_frozen(s.end) || s.end == to_word(s.node)) return s;
+      hash_node* const below = node_of(s.end); // protected by g.cur (walk)
+      g.up.reset_protection(s.node);           // safe: g.level protects it (or the root)
+      g.level.reset_protection(below);         // safe: g.cur protects it
+      s.parent = std::exchange(s.node, below);
+    }
+  }
+
+  // One level of the search: walks s.node's chain for h, unlinking and
+  // retiring the marked leaves it passes, up to the leaf `matches` accepts or
+  // the end. Fills s.link, s.found and s.found_next, or s.end, and s.live.
+  // A deeper level at the end is left protected by g.cur. False if a
+  // concurrent change forces a restart of the level.
+  template <class Match>
+  bool walk(spot& s, std::uint64_t h, Match matches, writer_guards& g) {
+    std::atomic<word>* link = &s.node->bucket(h);
+    word w = g.cur.protect(*link, pointer_of);
+    std::size_t live = 0;
+    while (!is_hash(w)) {
+      leaf* cur = leaf_of(w);
+      const word nw = cur->next.load(std::memory_order_acquire); // [trie.read]
+      // acquire: cur is still linked after its (unmarked) predecessor, so nw
+      // was read while cur was in the chain.
+      if (link->load(std::memory_order_acquire) != w) return false;
+      if (is_deleted(nw)) {
+        word expected = w;
+        // [trie.unlink] release: pairs with [trie.read]; the successor was
+        // published before (it was linked after cur).
+        if (!link->compare_exchange_strong(expected, unmarked(nw), std::memory_order_release,
+                                           std::memory_order_relaxed))
+          return false;
+        retire(cur); // unreachable now; only the unlinking thread retires
+        w = g.cur.protect(*link, pointer_of);
+        if (is_deleted(w)) return false; // link's owner died meanwhile: never CAS a marked word
+        continue;
       }
-      if (!valid) continue;
-      hash_node* end = node_of(w);
-      if (end == node) return {node, link, nullptr, 0, live};
-      node = end;
+      if (matches(*cur)) {
+        s.link = link;
+        s.found = cur;
+        s.found_next = nw;
+        s.live = live;
+        return true;
+      }
+      ++live;
+      const word t = nw;
+      const bool onward = t != to_word(s.node); // a leaf, or a deeper level
+      if (onward && !g.next.try_protect_if(pointer_of(t), [&] {
+            // acquire: pairs with the release CAS that linked the successor ([trie.link]).
+            return cur->next.load(std::memory_order_acquire) == nw;
+          }))
+        return false;
+      link = &cur->next;
+      g.prev.reset_protection(cur); // the owner of link; safe: g.cur protects it
+      if (onward) g.cur.reset_protection(pointer_of(t)); // safe: g.next protects it
+      w = t;
+    }
+    s.link = link;
+    s.found = nullptr;
+    s.end = w;
+    s.live = live;
+    return true;
+  }
+
+  // --------------------------------------------------------- compression
+  // A level below the root whose buckets are all empty is removed (Areias and
+  // Rocha's compression, Computing 2022, by a protocol of lfcore's own):
+  // 1. the eraser that emptied a bucket sees every bucket empty and starts an
+  //    attempt: compression (id, idle) -> (id + 1, freezing) ([trie.attempt]);
+  // 2. it freezes each bucket: to_word(L) -> frozen_word(id) ([trie.freeze]).
+  //    A frozen bucket takes no insert (every CAS on a bucket expects a leaf
+  //    or to_word(L)); a bucket that is not empty ends the attempt;
+  // 3. commit: (id, freezing) -> (id, committed). An insert that meets a
+  //    frozen bucket first aborts a freezing attempt, (id, freezing) ->
+  //    (id, idle), so a commit means every bucket stayed frozen since it was
+  //    frozen: L holds nothing, for good;
+  // 4. detach: the parent's chain for L's bucket ends at L; any thread swings
+  //    that end back to the parent ([trie.detach]) and the one that did
+  //    retires L. A thread that meets a committed level helps, so a stalled
+  //    initiator blocks nobody.
+  // An aborted attempt's buckets are thawed (frozen_word(id) -> to_word(L))
+  // by its initiator and by anyone who meets them once the attempt is over:
+  // ids are never reused, so a thaw cannot hit a later attempt's freeze (an
+  // attempt stores its own id over a stale one). Lookups, erases and
+  // iteration read a frozen bucket as empty: it was empty when frozen, a key
+  // can enter it only after a thaw, and while L is committed but attached the
+  // parent's chain is closed, so the key is in neither.
+  // Progress: an attempt fails only when a key arrived or another attempt ran;
+  // an insert retries only after it aborted or helped an attempt - each
+  // retry follows another operation's step (lock-free).
+  static constexpr std::uint64_t idle = 0, freezing = 1, committed = 2;
+  static std::uint64_t attempt(std::uint64_t id, std::uint64_t phase) noexcept {
+    return (id << 2) | phase;
+  }
+
+  // After an erase: while the level its key would go to is empty, remove it
+  // (then its parent may be empty too).
+  template <class K>
+  void unlink_and_compress(std::uint64_t h, const K& key, writer_guards& g) {
+    spot s = locate(h, key, g); // unlinks the erased leaf (and any other marked leaf on the way)
+    while (config_.compress_empty_levels && remove_if_empty(s, h, g)) s = locate(h, key, g);
+  }
+
+  // Steps 1-4 above for s.node, if its chain for h is empty and so are all
+  // its other buckets. True if s.node was removed.
+  bool remove_if_empty(const spot& s, std::uint64_t h, writer_guards& g) {
+    if (s.parent == nullptr || s.found != nullptr || s.link != &s.node->bucket(h) ||
+        s.end != to_word(s.node))
+      return false;
+    // An attempt that fails tries again if the level still looks empty: the
+    // key that made it fail may be erased meanwhile by an eraser that saw
+    // the attempt running and left the level to it.
+    for (;;) {
+      if (!looks_empty(s.node)) return false;
+      switch (try_remove(s, h, g)) {
+      case outcome::removed:
+        return true;
+      case outcome::busy:
+        return false; // the attempt that runs decides (and retries)
+      case outcome::failed:
+        continue;
+      }
+    }
+  }
+
+  // relaxed: a hint; the freeze decides. A frozen bucket reads as empty: it
+  // may belong to an aborted attempt whose initiator has not thawed it yet.
+  static bool looks_empty(hash_node* level) noexcept {
+    for (std::size_t i = 0; i < level->size(); ++i) {
+      const word w = level->buckets()[i].load(std::memory_order_relaxed);
+      if (w != to_word(level) && !is_frozen(w)) return false;
+    }
+    return true;
+  }
+
+  enum class outcome { removed, busy, failed };
+  outcome try_remove(const spot& s, std::uint64_t h, writer_guards& g) {
+    hash_node* const level = s.node;
+    std::atomic<word>* const buckets = level->buckets();
+    std::uint64_t a = level->compression.load(std::memory_order_relaxed);
+    if ((a & 3) != idle) return outcome::busy; // an attempt runs, or level is going
+    const std::uint64_t id = (a >> 2) + 1;
+    // [trie.attempt] acq_rel, like every CAS on compression: the word orders
+    // the attempt's phases; the freezes below are released after it.
+    if (!level->compression.compare_exchange_strong(a, attempt(id, freezing),
+                                                    std::memory_order_acq_rel))
+      return outcome::busy;
+    bool all_frozen = true;
+    for (std::size_t i = 0; i < level->size() && all_frozen; ++i) {
+      detail::stress_point(); // inserts race into the buckets not yet frozen
+      word expected = to_word(level);
+      // [trie.freeze] release: whoever reads frozen_word(id) (acquire) then
+      // reads compression at (id, freezing) or later.
+      while (!buckets[i].compare_exchange_strong(
+          expected, frozen_word(id), std::memory_order_release, std::memory_order_relaxed)) {
+        // A stale freeze of an earlier, aborted attempt is empty: take it
+        // over. Anything else - a key, a deeper level, a later attempt - ends ours.
+        if (!is_frozen(expected) || (expected >> 3) > id) {
+          all_frozen = false;
+          break;
+        }
+      }
+    }
+    detail::stress_point(); // an insert may abort the attempt here
+    std::uint64_t expected = attempt(id, freezing);
+    if (all_frozen && level->compression.compare_exchange_strong(expected, attempt(id, committed),
+                                                                 std::memory_order_acq_rel)) {
+      detail::stress_point(); // others meet the committed level and help detach it
+      detach(s.parent, level, h, g);
+      return outcome::removed;
+    }
+    expected = attempt(id, freezing); // abort, unless an insert did
+    level->compression.compare_exchange_strong(expected, attempt(id, idle),
+                                               std::memory_order_acq_rel);
+    for (std::size_t i = 0; i < level->size(); ++i) thaw(buckets[i], level, frozen_word(id));
+    return outcome::failed;
+  }
+
+  // [trie.thaw] A bucket frozen by an attempt that is over is empty again.
+  // relaxed: no data is published; inserts validate with their own CAS.
+  static void thaw(std::atomic<word>& bucket, const hash_node* level, word frozen) noexcept {
+    bucket.compare_exchange_strong(frozen, to_word(level), std::memory_order_relaxed);
+  }
+
+  // An insert found its bucket frozen (s.end): it aborts the attempt if it is
+  // still freezing and thaws the bucket, or helps a committed one detach.
+  // The caller then searches again from the root.
+  void settle_frozen(const spot& s, std::uint64_t h, writer_guards& g) {
+    const std::uint64_t id = s.end >> 3;
+    std::uint64_t a = attempt(id, freezing);
+    if (s.node->compression.compare_exchange_strong(a, attempt(id, idle),
+                                                    std::memory_order_acq_rel))
+      a = attempt(id, idle); // else a holds the current value
+    if (a == attempt(id, committed))
+      detach(s.parent, s.node, h, g);
+    else
+      thaw(*s.link, s.node, s.end);
+  }
+
+  // Step 4: swings the end of parent's chain for h from the committed level
+  // back to parent, walking (and unlinking) like locate. parent and level are
+  // protected by the caller (g.up, g.level). A frozen parent bucket or any
+  // other end means someone else detached level already.
+  void detach(hash_node* parent, hash_node* level, std::uint64_t h, writer_guards& g) {
+    spot s{parent, nullptr};
+    for (;;) {
+      if (!walk(
+              s, h, [](const leaf&) { return false; }, g))
+        continue;
+      if (s.end != to_word(level)) return;
+      word expected = to_word(level);
+      // [trie.detach] release, as [trie.link]: the chain end is published
+      // like a link. The chain is open again: inserts may append to it.
+      if (s.link->compare_exchange_strong(expected, to_word(parent), std::memory_order_release,
+                                          std::memory_order_relaxed)) {
+        retire(level); // unreachable now; readers inside it hold hazard pointers on it
+        return;
+      }
     }
   }
 
@@ -760,6 +1011,10 @@ private:
         if (fresh != nullptr) leaf_deleter()(fresh);
         keep.reset_protection(s.found); // safe: g.cur protects it
         return {const_iterator(this, s.found, std::move(keep)), false};
+      }
+      if (is_frozen(s.end)) {
+        settle_frozen(s, h, *g);
+        continue;
       }
       if (close_if_full(s)) continue;
       if (fresh == nullptr) {
@@ -783,6 +1038,10 @@ private:
     for (;;) {
       const spot s = locate(h, key, *g);
       if (s.found == nullptr) {
+        if (is_frozen(s.end)) {
+          settle_frozen(s, h, *g);
+          continue;
+        }
         if (close_if_full(s)) continue;
         if (link_at_end(s, fresh)) {
           count(1);
@@ -857,6 +1116,8 @@ private:
         word anchor_value = g.cur.protect(*anchor, leaf_or_null);
         g.run.reset_protection(leaf_or_null(anchor_value));
         word w = anchor_value;
+        const leaf* last = nullptr;
+        word last_next = 0;
         valid = true;
         while (!is_hash(w)) {
           const leaf* cur = leaf_of(w);
@@ -867,11 +1128,19 @@ private:
               (!best || less(h, LeafPolicy::key(*cur), best->hash, best->key)))
             best.emplace(position{h, position_key(LeafPolicy::key(*cur))});
           if (!(valid = step(g, cur, nw, anchor, anchor_value))) break;
+          last = cur;
+          last_next = nw;
           w = unmarked(nw);
         }
-        child = valid && node_of(w) != node ? node_of(w) : nullptr;
+        // A frozen bucket is empty. A deeper level ends up in g.anchor.
+        child = valid && !is_frozen(w) && node_of(w) != node ? node_of(w) : nullptr;
+        if (child != nullptr) valid = descend(g, child, last, last_next, anchor, anchor_value);
       }
       if (child != nullptr) {
+        // The search below reuses g; this frame keeps child alive (compression
+        // may remove it meanwhile; its buckets then read as empty).
+        guard keep_child = make_guard();
+        keep_child.reset_protection(child); // safe: g.anchor protects it
         std::optional<position> deeper = smallest_after(child, i == first ? after : nullptr, g);
         if (deeper && (!best || less(deeper->hash, deeper->key, best->hash, best->key)))
           best = std::move(deeper);

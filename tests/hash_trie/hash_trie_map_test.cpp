@@ -49,6 +49,29 @@ struct string_equal {
   bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
 };
 
+// A stateless allocator counting the blocks - leaves and hash nodes - that
+// the maps using it hold (one counter for all of them).
+inline std::atomic<long> counted_blocks{0};
+template <class T>
+struct counting_allocator {
+  using value_type = T;
+  counting_allocator() = default;
+  template <class U>
+  counting_allocator(const counting_allocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    counted_blocks++;
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    counted_blocks--;
+    std::allocator<T>().deallocate(p, n);
+  }
+  friend bool operator==(counting_allocator, counting_allocator) noexcept { return true; }
+};
+template <class R>
+using counted_map = lfcore::hash_trie_map<long, long, std::hash<long>, std::equal_to<long>,
+                                          counting_allocator<std::pair<const long, long>>, R>;
+
 template <class Map>
 std::vector<typename Map::key_type> keys_in_order(const Map& m) {
   std::vector<typename Map::key_type> out;
@@ -257,6 +280,30 @@ TYPED_TEST(HashTrieMap, ElementsAreDestroyedAtReclamationAndByTheDestructor) {
   EXPECT_EQ(test::tracked::live.load(), 0);
 }
 
+// A map of the tiny shape whose keys were all erased holds no level below
+// its root: compression gave every level back (and without it, they stay).
+TYPED_TEST(HashTrieMap, ErasingEveryKeyGivesBackItsLevels) {
+  for (const bool compress : {true, false}) {
+    SCOPED_TRACE(compress ? "compressing" : "not compressing");
+    TypeParam::default_domain().reclaim();
+    const long before = counted_blocks.load();
+    counted_map<TypeParam> m(hash_trie_config{1, 1, 1, compress});
+    for (long k = 0; k < 4096; ++k) m.insert({k, k});
+    for (long k = 0; k < 4096; k += 2) m.erase(k);
+    EXPECT_EQ(m.size(), 2048u);
+    for (long k = 1; k < 4096; k += 2) ASSERT_TRUE(m.contains(k)) << k;
+    for (long k = 1; k < 4096; k += 2) m.erase(k);
+    TypeParam::default_domain().reclaim();
+    const long levels_left = counted_blocks.load() - before - 1; // all but the root
+    if (compress)
+      EXPECT_EQ(levels_left, 0);
+    else
+      EXPECT_GT(levels_left, 1000) << "without compression the levels stay";
+    for (long k = 0; k < 100; ++k) m.insert({k, -k}); // the root works as before
+    for (long k = 0; k < 100; ++k) EXPECT_EQ(m.find(k)->second, -k);
+  }
+}
+
 // ------------------------------------------------------------------ threads
 
 TYPED_TEST(HashTrieMap, ConcurrentDisjointInsertsAreAllFound) {
@@ -362,4 +409,57 @@ TYPED_TEST(HashTrieMap, IterationUnderMutationVisitsStableKeysOnce) {
   }
   stop = true;
   for (auto& th : churn) th.join();
+}
+
+// Levels come and go under churn (the tiny shape opens one on almost every
+// insert and compression removes it when its last key goes): no stable key
+// is ever missed, every churned key ends as its only writer left it, and
+// once the last key is erased no level is left.
+TYPED_TEST(HashTrieMap, LevelsComeAndGoUnderChurnWithoutLosingKeys) {
+  TypeParam::default_domain().reclaim();
+  const long before = counted_blocks.load();
+  counted_map<TypeParam> m(tiny);
+  constexpr long stable = 256, writers = 3, per_writer = 512;
+  for (long k = 0; k < stable; ++k) m.insert({4 * k + 3, k}); // keys = 3 mod 4 stay
+  std::atomic<int> writing{writers};
+  std::atomic<long> missed{0};
+  std::vector<std::set<long>> left(writers);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < writers; ++t)
+    pool.emplace_back([&, t] { // writer t owns the keys 4 * i + t
+      std::mt19937 rng(static_cast<unsigned>(t + 1));
+      for (int op = 0; op < 40'000; ++op) {
+        const long k = 4 * static_cast<long>(rng() % per_writer) + t;
+        if (rng() % 2) {
+          m.try_emplace(k, k);
+          left[t].insert(k);
+        } else {
+          m.erase(k);
+          left[t].erase(k);
+        }
+      }
+      writing--;
+    });
+  std::atomic<long> torn{0};
+  pool.emplace_back([&] { // stable keys, and churned ones inside levels that go
+    while (writing.load() > 0)
+      for (long k = 0; k < 4 * per_writer; ++k) {
+        if (k % 4 == 3)
+          missed += k / 4 < stable && !m.contains(k);
+        else
+          m.visit(k, [&](const auto& kv) { torn += kv.second != k; });
+      }
+  });
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(missed.load(), 0) << "a stable key was missed while levels were removed";
+  EXPECT_EQ(torn.load(), 0);
+  std::set<long> expected;
+  for (long k = 0; k < stable; ++k) expected.insert(4 * k + 3);
+  for (const auto& s : left) expected.insert(s.begin(), s.end());
+  std::set<long> seen;
+  for (const auto& kv : m) seen.insert(kv.first);
+  EXPECT_EQ(seen, expected);
+  for (const long k : expected) m.erase(k);
+  TypeParam::default_domain().reclaim();
+  EXPECT_EQ(counted_blocks.load() - before, 1) << "only the root is left";
 }

@@ -1,9 +1,9 @@
 // Stress tests of hash_trie_map: readers racing erasers on long chains (so
 // that reclamation of a leaf a reader is about to step onto happens often),
-// inserts/erases/assigns with checked values, iteration under churn, and
-// element lifetimes, on every reclamation policy (hazard pointers, and
-// liburcu's memb flavour when the build found it). LFCORE_STRESS_SCALE=N
-// multiplies the work (a soak run).
+// inserts/erases/assigns with checked values, iteration under churn, levels
+// opened and compressed away under churn, and element lifetimes, on every
+// reclamation policy (hazard pointers, and liburcu's memb flavour when the
+// build found it). LFCORE_STRESS_SCALE=N multiplies the work (a soak run).
 #include "../tests/queues/tracked.hpp"
 #include "../tests/reclamation_policies.hpp"
 
@@ -106,6 +106,14 @@ TYPED_TEST(HashTrieStress, LongCollisionChainsUnderChurn) {
 TYPED_TEST(HashTrieStress, ExpandingTrieUnderChurn) {
   map_on<checked, TypeParam> m(lfcore::hash_trie_config{2, 2, 3});
   churn(m, 4096, churn_ops<TypeParam>(400'000), 3, 3);
+}
+
+TYPED_TEST(HashTrieStress, LevelsComeAndGoUnderChurn) {
+  // The tiny shape opens a level on almost every insert into a non-empty
+  // chain, and compression removes it when its last key goes: readers and
+  // iterators step into levels while they are frozen, detached and reclaimed.
+  map_on<checked, TypeParam> m(lfcore::hash_trie_config{1, 1, 1});
+  churn(m, 1024, churn_ops<TypeParam>(400'000), 3, 3);
 }
 
 TYPED_TEST(HashTrieStress, EveryElementIsDestroyedOnce) {

@@ -444,6 +444,7 @@ private:
   static word frozen_word(std::uint64_t id) noexcept {
     return static_cast<word>(id << 3) | frozen_tag | hash_tag;
   }
+  static std::uint64_t frozen_id(word w) noexcept { return w >> 3; }
   static bool is_deleted(word w) noexcept { return (w & deleted) != 0; }
   static word unmarked(word w) noexcept { return w & ~deleted; }
   static leaf* leaf_of(word w) noexcept { return reinterpret_cast<leaf*>(w & ~word(7)); }
@@ -914,6 +915,7 @@ private:
   outcome try_remove(const spot& s, std::uint64_t h, writer_guards& g) {
     hash_node* const level = s.node;
     std::atomic<word>* const buckets = level->buckets();
+    // relaxed: the CAS below validates it.
     std::uint64_t a = level->compression.load(std::memory_order_relaxed);
     if ((a & 3) != idle) return outcome::busy; // an attempt runs, or level is going
     const std::uint64_t id = (a >> 2) + 1;
@@ -932,7 +934,7 @@ private:
           expected, frozen_word(id), std::memory_order_release, std::memory_order_relaxed)) {
         // A stale freeze of an earlier, aborted attempt is empty: take it
         // over. Anything else - a key, a deeper level, a later attempt - ends ours.
-        if (!is_frozen(expected) || (expected >> 3) > id) {
+        if (!is_frozen(expected) || frozen_id(expected) > id) {
           all_frozen = false;
           break;
         }
@@ -963,7 +965,7 @@ private:
   // still freezing and thaws the bucket, or helps a committed one detach.
   // The caller then searches again from the root.
   void settle_frozen(const spot& s, std::uint64_t h, writer_guards& g) {
-    const std::uint64_t id = s.end >> 3;
+    const std::uint64_t id = frozen_id(s.end);
     std::uint64_t a = attempt(id, freezing);
     if (s.node->compression.compare_exchange_strong(a, attempt(id, idle),
                                                     std::memory_order_acq_rel))
@@ -977,7 +979,8 @@ private:
   // Step 4: swings the end of parent's chain for h from the committed level
   // back to parent, walking (and unlinking) like locate. parent and level are
   // protected by the caller (g.up, g.level). A frozen parent bucket or any
-  // other end means someone else detached level already.
+  // other end means someone else detached level already. Lock-free: it
+  // retries only when another thread changed the parent's chain.
   void detach(hash_node* parent, hash_node* level, std::uint64_t h, writer_guards& g) {
     spot s{parent, nullptr};
     for (;;) {

@@ -323,44 +323,50 @@ TYPED_TEST(HashTrieMap, ErasingEveryKeyGivesBackItsLevels) {
 
 // ------------------------------------------------------------------ threads
 
-// Readers descend through a tower of levels that a writer builds and removes
-// over and over: in the tiny shape two keys whose hashes first differ in bit
-// 40 open 23 levels below the root, and erasing both compresses them all
-// away. A reader must keep the level it is in protected until it leaves it,
-// or it reads a freed level: ASan and TSan catch that (dropping the
-// protection in descend() fails every run in both), and the stress build
-// yields where a reader enters a level. Lookups and iteration see each key
-// with its own value or not at all.
-TYPED_TEST(HashTrieMap, ReadersKeepTheLevelTheyAreInWhileItIsRemoved) {
+// Threads work inside a tower of levels that writers open and remove over
+// and over: in the tiny shape keys whose hashes first differ in bit 40 open
+// 23 levels below the root (two writers' keys, differing in bits 31-30, a
+// few more under those), and erasing them compresses the levels away. A
+// reader or writer must keep the level it is in protected until it leaves
+// it, or it reads a freed level: ASan and TSan catch that, and the stress
+// build yields where a thread enters a level. One writer removes the whole
+// tower every round, under the readers; two meet in the levels they share.
+// Lookups and iteration see each key with its own value or not at all; in
+// the end every key is gone.
+TYPED_TEST(HashTrieMap, ThreadsKeepTheLevelTheyAreInWhileItIsRemoved) {
   using key = std::uint64_t;
-  map_for<TypeParam, key, key, placed_hash> m(tiny);
-  constexpr key a = 0, b = key(1) << 40, absent = key(1) << 41;
-  std::atomic<bool> done{false};
-  std::atomic<long> wrong{0};
-  std::thread writer([&] {
-    for (int round = 0; round < 20000; ++round) {
-      m.insert({a, a});
-      m.insert({b, b}); // opens the tower
-      m.erase(a);
-      m.erase(b); // removes it, bottom up
-    }
-    done = true;
-  });
-  std::thread looking([&] {
-    while (!done)
-      for (const key k : {a, b, absent})
-        m.visit(k, [&](const auto& kv) { wrong += kv.second != k || k == absent; });
-  });
-  std::thread iterating([&] {
-    while (!done)
-      for (const auto& kv : m) wrong += kv.first != kv.second;
-  });
-  writer.join();
-  looking.join();
-  iterating.join();
-  EXPECT_EQ(wrong.load(), 0);
-  EXPECT_TRUE(m.empty());
-  EXPECT_EQ(m.begin(), m.end());
+  constexpr key top = key(1) << 40, absent = key(1) << 41;
+  for (const key writers : {1, 2}) {
+    SCOPED_TRACE(writers);
+    map_for<TypeParam, key, key, placed_hash> m(tiny);
+    std::atomic<key> writing{writers};
+    std::atomic<long> wrong{0};
+    std::vector<std::thread> pool;
+    for (key t = 1; t <= writers; ++t)
+      pool.emplace_back([&, a = t << 30] {
+        for (int round = 0; round < 10000; ++round) {
+          m.insert({a, a});
+          m.insert({a | top, a | top}); // opens the tower below bit 41
+          m.erase(a);
+          m.erase(a | top); // removes what no other key holds, bottom up
+        }
+        writing--;
+      });
+    pool.emplace_back([&] {
+      while (writing.load() > 0)
+        for (key t = 1; t <= writers; ++t)
+          for (const key k : {t << 30, (t << 30) | top, absent})
+            m.visit(k, [&](const auto& kv) { wrong += kv.second != k || k == absent; });
+    });
+    pool.emplace_back([&] {
+      while (writing.load() > 0)
+        for (const auto& kv : m) wrong += kv.first != kv.second;
+    });
+    for (auto& th : pool) th.join();
+    EXPECT_EQ(wrong.load(), 0);
+    EXPECT_TRUE(m.empty());
+    EXPECT_EQ(m.begin(), m.end());
+  }
 }
 
 TYPED_TEST(HashTrieMap, ConcurrentDisjointInsertsAreAllFound) {

@@ -1145,6 +1145,10 @@ private:
         guard keep_child = make_guard();
         keep_child.reset_protection(child); // safe: g.anchor protects it
         std::optional<position> deeper = smallest_after(child, i == first ? after : nullptr, g);
+        // Nothing below: we read node's next buckets, and node may be removed
+        // meanwhile (g protects deeper levels now; our caller's keep_child
+        // keeps node).
+        if (!deeper) detail::stress_pause();
         if (deeper && (!best || less(deeper->hash, deeper->key, best->hash, best->key)))
           best = std::move(deeper);
       }

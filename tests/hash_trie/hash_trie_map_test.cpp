@@ -329,7 +329,8 @@ TYPED_TEST(HashTrieMap, ErasingEveryKeyGivesBackItsLevels) {
 // few more under those), and erasing them compresses the levels away. A
 // reader or writer must keep the level it is in protected until it leaves
 // it, or it reads a freed level: ASan and TSan catch that, and the stress
-// build yields where a thread enters a level. One writer removes the whole
+// build yields where a thread enters a level and pauses where an iteration
+// comes back up from an empty subtree. One writer removes the whole
 // tower every round, under the readers; two meet in the levels they share.
 // Lookups and iteration see each key with its own value or not at all; in
 // the end every key is gone.

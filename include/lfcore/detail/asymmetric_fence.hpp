@@ -35,7 +35,11 @@ inline std::atomic<bool> membarrier_active{false};
 /// Chooses the mode; idempotent and thread-safe.
 void init() noexcept;
 
-inline void light() noexcept {
+// Always inlined: it is the whole reader-side cost of a hazard pointer, and
+// GCC 12 turned it into a call inside hash_trie_map's lookup once that grew
+// (compression): a call per leaf visited cost lookups that miss 13-18%
+// (interleaved A/B of the scalability runner, 1 and 2 threads).
+[[gnu::always_inline]] inline void light() noexcept {
   if (membarrier_active.load(std::memory_order_relaxed)) // relaxed: written once before any use
     std::atomic_signal_fence(std::memory_order_seq_cst);
   else

@@ -973,6 +973,8 @@ private:
   void settle_frozen(const spot& s, std::uint64_t h, writer_guards& g) {
     const std::uint64_t id = frozen_id(s.end);
     std::uint64_t a = attempt(id, freezing);
+    // acq_rel, as [trie.attempt]: an abort here and the initiator's commit
+    // are ordered by this word, and only one of them succeeds.
     if (s.node->compression.compare_exchange_strong(a, attempt(id, idle),
                                                     std::memory_order_acq_rel))
       a = attempt(id, idle); // else a holds the current value

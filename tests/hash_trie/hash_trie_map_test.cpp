@@ -347,7 +347,7 @@ TYPED_TEST(HashTrieMap, ThreadsKeepTheLevelTheyAreInWhileItIsRemoved) {
       pool.emplace_back([&, a = t << 30] {
         for (int round = 0; round < 10000; ++round) {
           m.insert({a, a});
-          m.insert({a | top, a | top}); // opens the tower below bit 41
+          m.insert({a | top, a | top}); // opens the tower down to bit 40
           m.erase(a);
           m.erase(a | top); // removes what no other key holds, bottom up
         }

@@ -9,6 +9,7 @@
 
 #include "scale.hpp"
 #include <lfcore/hash_trie_map.hpp>
+#include <lfcore/pool_allocator.hpp>
 
 #include <gtest/gtest.h>
 
@@ -35,9 +36,10 @@ struct checked {
   long a, b;
 };
 
-template <class Value, class R, class Hash = std::hash<long>>
+template <class Value, class R, class Hash = std::hash<long>,
+          template <class> class A = std::allocator>
 using map_on = lfcore::hash_trie_map<long, Value, Hash, std::equal_to<long>,
-                                     std::allocator<std::pair<const long, Value>>, R>;
+                                     A<std::pair<const long, Value>>, R>;
 
 template <class R>
 class HashTrieStress : public ::testing::Test {};
@@ -114,6 +116,15 @@ TYPED_TEST(HashTrieStress, LevelsComeAndGoUnderChurn) {
   // iterators step into levels while they are frozen, detached and reclaimed.
   map_on<checked, TypeParam> m(lfcore::hash_trie_config{1, 1, 1});
   churn(m, 1024, churn_ops<TypeParam>(400'000), 3, 3);
+}
+
+TYPED_TEST(HashTrieStress, PooledLeavesUnderChurn) {
+  // Leaves from lfcore::pool_allocator (2-block magazines, 8-block chunks in
+  // a stress build): a reclaimed leaf is handed out again at once, poisoned
+  // under ASan while free, so a reader that kept one too long is caught.
+  map_on<checked, TypeParam, std::hash<long>, lfcore::pool_allocator> m(
+      lfcore::hash_trie_config{2, 2, 3});
+  churn(m, 4096, churn_ops<TypeParam>(400'000), 3, 3);
 }
 
 TYPED_TEST(HashTrieStress, EveryElementIsDestroyedOnce) {

@@ -123,6 +123,24 @@ int main(int argc, char** argv) try {
   if (sweeps.empty())
     throw std::invalid_argument("no sweep or contender matches --only/--contender");
 
+  std::vector<memory_table> memory;
+  auto ran = [&](const char* prefix) {
+    return std::any_of(sweeps.begin(), sweeps.end(),
+                       [&](const sweep& s) { return s.name.rfind(prefix, 0) == 0; });
+  };
+  // The memory tables read glibc's mallinfo2: meaningless under another malloc.
+  // They run before the sweeps: lfcore::pool_allocator keeps what a map
+  // frees for the next one, so its fill is measured while its pool is new.
+  const bool glibc = std::string_view(allocator_name()) == "glibc";
+  if (!glibc) std::fprintf(stderr, "[memory] not measured: malloc is %s\n", allocator_name());
+  if (glibc && ran("map_")) {
+    std::fprintf(stderr, "[map bytes per key] filling %lld keys per contender\n", opt.map_keys);
+    memory.push_back(map_bytes_per_key(opt));
+  }
+  if (glibc && ran("atoms")) {
+    std::fprintf(stderr, "[atom bytes] running the atom workload once per contender\n");
+    memory.push_back(atom_bytes(opt));
+  }
   std::vector<measurement> results;
   for (const sweep& s : sweeps) {
     const int n = static_cast<int>(s.contenders.size());
@@ -140,22 +158,6 @@ int main(int argc, char** argv) try {
                        s.unit_name.c_str());
         }
       }
-  }
-  std::vector<memory_table> memory;
-  auto ran = [&](const char* prefix) {
-    return std::any_of(sweeps.begin(), sweeps.end(),
-                       [&](const sweep& s) { return s.name.rfind(prefix, 0) == 0; });
-  };
-  // The memory tables read glibc's mallinfo2: meaningless under another malloc.
-  const bool glibc = std::string_view(allocator_name()) == "glibc";
-  if (!glibc) std::fprintf(stderr, "[memory] not measured: malloc is %s\n", allocator_name());
-  if (glibc && ran("map_")) {
-    std::fprintf(stderr, "[map bytes per key] filling %lld keys per contender\n", opt.map_keys);
-    memory.push_back(map_bytes_per_key(opt));
-  }
-  if (glibc && ran("atoms")) {
-    std::fprintf(stderr, "[atom bytes] running the atom workload once per contender\n");
-    memory.push_back(atom_bytes(opt));
   }
   write_report(opt, sweeps, results, memory);
   if (ran("farm_")) farm_manager_report(opt);

@@ -11,11 +11,14 @@
 //                  hot keys (spread over the table by key_of) take most operations
 // Bytes per key: one thread fills N keys on the main thread and glibc's
 // mallinfo2() (main arena) measures the growth; every contender allocates
-// through malloc here (oneTBB is given std::allocator for that reason).
+// through malloc here (oneTBB is given std::allocator for that reason; the
+// lfcore::pool_allocator contender's pool takes its chunks from it, and is
+// measured before any sweep has filled it).
 #include "harness.hpp"
 #include "peers.hpp"
 
 #include <lfcore/hash_trie_map.hpp>
+#include <lfcore/pool_allocator.hpp>
 #if defined(LFCORE_HAVE_URCU_POLICY)
 #include <lfcore/urcu.hpp>
 #endif
@@ -214,18 +217,20 @@ double bytes_per_key(u64 n, Make make) {
 
 // ---------------------------------------------------------------- contenders
 // lfcore under each reclamation policy: hazard pointers (the default) and,
-// when built, liburcu's memb flavour.
-template <class K, class R = lfcore::hazard_pointer_reclamation>
-using lf_map = lfcore::hash_trie_map<K, u64, std::hash<K>, std::equal_to<K>,
-                                     std::allocator<std::pair<const K, u64>>, R>;
-template <class K, class R = lfcore::hazard_pointer_reclamation>
+// when built, liburcu's memb flavour;
+// and, with hazard pointers, leaves from lfcore::pool_allocator.
+template <class K, class R = lfcore::hazard_pointer_reclamation,
+          template <class> class A = std::allocator>
+using lf_map =
+    lfcore::hash_trie_map<K, u64, std::hash<K>, std::equal_to<K>, A<std::pair<const K, u64>>, R>;
+template <class Map>
 struct lf_handle {
-  lf_map<K, R>& m;
-  bool insert(const K& k, u64 v) { return m.insert({k, v}).second; }
-  bool find(const K& k, u64& v) const {
-    return m.visit(k, [&](const typename lf_map<K, R>::value_type& kv) { v = kv.second; });
+  Map& m;
+  bool insert(const typename Map::key_type& k, u64 v) { return m.insert({k, v}).second; }
+  bool find(const typename Map::key_type& k, u64& v) const {
+    return m.visit(k, [&](const typename Map::value_type& kv) { v = kv.second; });
   }
-  bool erase(const K& k) { return m.erase(k) == 1; }
+  bool erase(const typename Map::key_type& k) { return m.erase(k) == 1; }
 };
 
 /// The floor: std::unordered_map behind a std::shared_mutex.
@@ -458,12 +463,12 @@ template <class M>
 auto sized() {
   return [](u64 n) { return std::make_unique<M>(n); };
 }
-template <class K, class R, class Keys = u64_keys>
+template <class K, class R, class Keys = u64_keys, template <class> class A = std::allocator>
 void add_lfcore_contender(std::vector<map_contender>& c, std::string name) {
-  c.push_back(
-      make_contender<lf_map<K, R>, lf_handle<K, R>, Keys>(std::move(name), true, true, [](u64 n) {
-        return std::make_unique<lf_map<K, R>>(lfcore::hash_trie_config::for_expected_size(n));
-      }));
+  using map = lf_map<K, R, A>;
+  c.push_back(make_contender<map, lf_handle<map>, Keys>(std::move(name), true, true, [](u64 n) {
+    return std::make_unique<map>(lfcore::hash_trie_config::for_expected_size(n));
+  }));
 }
 
 std::vector<map_contender> map_contenders() {
@@ -472,6 +477,8 @@ std::vector<map_contender> map_contenders() {
 #if defined(LFCORE_HAVE_URCU_POLICY)
   add_lfcore_contender<u64, lfcore::urcu::memb>(c, "lfcore hash_trie_map<urcu::memb>");
 #endif
+  add_lfcore_contender<u64, lfcore::hazard_pointer_reclamation, u64_keys, lfcore::pool_allocator>(
+      c, "lfcore hash_trie_map<pool_allocator>");
 #if defined(LFCORE_HAVE_LIBCDS)
   c.push_back(make_contender<cds_michael<u64>, cds_handle<cds_michael<u64>, u64>>(
       "libcds MichaelHashMap<HP>", false, true,

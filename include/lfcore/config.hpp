@@ -31,4 +31,12 @@ inline constexpr bool tsan_build = true;
 inline constexpr bool tsan_build = false;
 #endif
 
+#if defined(__SANITIZE_ADDRESS__)
+#define LFCORE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LFCORE_ASAN 1
+#endif
+#endif
+
 } // namespace lfcore

@@ -16,6 +16,7 @@
 #include "lfcore/marked_ptr.hpp"
 #include "lfcore/mpmc_queue.hpp"
 #include "lfcore/pipeline.hpp"
+#include "lfcore/pool_allocator.hpp"
 #include "lfcore/spsc_queue.hpp"
 #include "lfcore/thread_registry.hpp"
 #include "lfcore/topology.hpp"

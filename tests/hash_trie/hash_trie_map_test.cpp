@@ -3,6 +3,7 @@
 #include "../reclamation_policies.hpp"
 
 #include <lfcore/hash_trie_map.hpp>
+#include <lfcore/pool_allocator.hpp>
 
 #include <gtest/gtest.h>
 
@@ -23,8 +24,9 @@ using lfcore::hash_trie_config;
 
 namespace {
 
-template <class R, class K, class V, class H = std::hash<K>, class E = std::equal_to<K>>
-using map_for = lfcore::hash_trie_map<K, V, H, E, std::allocator<std::pair<const K, V>>, R>;
+template <class R, class K, class V, class H = std::hash<K>, class E = std::equal_to<K>,
+          template <class> class A = std::allocator>
+using map_for = lfcore::hash_trie_map<K, V, H, E, A<std::pair<const K, V>>, R>;
 
 // The smallest shape: every insert into a non-empty chain opens a new level.
 constexpr hash_trie_config tiny{1, 1, 1};
@@ -176,9 +178,9 @@ TYPED_TEST(HashTrieMap, TryEmplaceConstructsOnlyWhenAbsent) {
 }
 
 // Random operations against std::unordered_map, then the full contents.
-template <class R, class Hash>
+template <class R, class Hash, template <class> class A = std::allocator>
 void agrees_with_unordered_map(hash_trie_config shape) {
-  map_for<R, long, long, Hash> m(shape);
+  map_for<R, long, long, Hash, std::equal_to<long>, A> m(shape);
   std::unordered_map<long, long> model;
   std::mt19937_64 rng(7);
   for (int i = 0; i < 40'000; ++i) {
@@ -221,6 +223,7 @@ TYPED_TEST(HashTrieMap, SequentialAgreesWithUnorderedMap) {
                  std::to_string(shape.chain_threshold));
     agrees_with_unordered_map<TypeParam, std::hash<long>>(shape);  // hash recomputed
     agrees_with_unordered_map<TypeParam, stored_long_hash>(shape); // hash stored
+    agrees_with_unordered_map<TypeParam, std::hash<long>, lfcore::pool_allocator>(shape);
   }
 }
 
@@ -526,4 +529,67 @@ TYPED_TEST(HashTrieMap, LevelsComeAndGoUnderChurnWithoutLosingKeys) {
   for (const long k : expected) m.erase(k);
   TypeParam::default_domain().reclaim();
   EXPECT_EQ(counted_blocks.load() - before, 1) << "only the root is left";
+}
+
+// Leaves from lfcore::pool_allocator: writers that insert and erase their
+// own keys while a reader checks values lose and tear nothing, and the pool
+// hands erased leaves out again (its memory would grow by every insert's
+// leaf otherwise) - whichever thread reclaims them: under RCU that is
+// liburcu's call_rcu thread, so leaves cross threads through the pool's depot.
+// What the pool may keep beyond the live leaves: per writer, the 8192 leaves
+// a hazard-pointer thread retires before it scans, its magazines and a chunk;
+// under RCU, whatever waits for a grace period.
+TYPED_TEST(HashTrieMap, PooledLeavesAreReusedUnderConcurrentChurn) {
+  using map =
+      map_for<TypeParam, long, long, std::hash<long>, std::equal_to<long>, lfcore::pool_allocator>;
+  using pool = lfcore::pool_allocator<long_leaf<false>>; // the leaves' pool (by size)
+  TypeParam::default_domain().reclaim();
+  const std::size_t reserved_before = pool::reserved_bytes();
+  // Stress builds scan on every retire: less garbage, fewer operations needed.
+  constexpr int writers = 3, ops = lfcore::stress_build ? 60'000 : 300'000;
+  constexpr long per_writer = 512;
+  std::atomic<long> inserted{0};
+  {
+    map m(hash_trie_config{2, 2, 3});
+    std::atomic<int> writing{writers};
+    std::vector<std::set<long>> left(writers);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < writers; ++t)
+      threads.emplace_back([&, t] { // writer t owns the keys 4 * i + t
+        std::mt19937 rng(static_cast<unsigned>(t + 11));
+        long mine = 0;
+        for (int op = 0; op < ops; ++op) {
+          const long k = 4 * static_cast<long>(rng() % per_writer) + t;
+          if (rng() % 2) {
+            mine += m.try_emplace(k, k).second;
+            left[t].insert(k);
+          } else {
+            m.erase(k);
+            left[t].erase(k);
+          }
+        }
+        inserted += mine;
+        writing--;
+      });
+    std::atomic<long> torn{0};
+    threads.emplace_back([&] {
+      while (writing.load() > 0)
+        for (long k = 0; k < 4 * per_writer; ++k)
+          m.visit(k, [&](const auto& kv) { torn += kv.second != k; });
+    });
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(torn.load(), 0);
+    std::set<long> expected, seen;
+    for (const auto& s : left) expected.insert(s.begin(), s.end());
+    for (const auto& kv : m) seen.insert(kv.first);
+    EXPECT_EQ(seen, expected);
+  }
+  TypeParam::default_domain().reclaim();
+  const std::size_t grown = pool::reserved_bytes() - reserved_before;
+  const std::size_t without_reuse = static_cast<std::size_t>(inserted.load()) * link_and_element;
+  // RCU bounds no garbage: leaves wait for grace periods that a busy machine
+  // delays (a quarter was exceeded once beside another test), so only part
+  // of the reuse is asserted there; without any reuse grown >= without_reuse.
+  const std::size_t bound = TypeParam::bounded_garbage ? without_reuse / 4 : without_reuse * 3 / 4;
+  EXPECT_LT(grown, bound) << inserted.load() << " leaves inserted";
 }

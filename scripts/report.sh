@@ -3,7 +3,8 @@
 # the benchmark and stress report under bench/results/:
 #   scalability/  - the scalability runner: every sweep against the peers,
 #                   interleaved, median of repetitions (report.md, CSV, PNG)
-#   micro/        - Google Benchmark micro-costs, lfcore beside its peers,
+#   micro/        - Google Benchmark micro-costs, lfcore beside its peers
+#                   (hazard pointers; pool_allocator against malloc),
 #                   randomly interleaved repetitions
 #   mpi/          - the distributed farm against one process and hand-written
 #                   MPI (when Open MPI is installed; report.md, CSV, PNG)
@@ -45,12 +46,14 @@ echo "=== scalability runner"
 build/release/bench/lfcore_scalability "${runner_args[@]}" --out "$out/scalability"
 
 echo "=== micro-benchmarks"
-{
-  echo "# command: build/release/bench/hazard_pointer_bench ${micro_args[*]} --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true"
-  echo "# date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) hardware threads"
-  build/release/bench/hazard_pointer_bench "${micro_args[@]}" --benchmark_enable_random_interleaving=true \
-    --benchmark_report_aggregates_only=true 2>&1
-} | tee "$out/micro/hazard_pointer.txt"
+for bench in hazard_pointer pool_allocator; do
+  {
+    echo "# command: build/release/bench/${bench}_bench ${micro_args[*]} --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true"
+    echo "# date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) hardware threads"
+    "build/release/bench/${bench}_bench" "${micro_args[@]}" --benchmark_enable_random_interleaving=true \
+      --benchmark_report_aggregates_only=true 2>&1
+  } | tee "$out/micro/$bench.txt"
+done
 
 if [ -x build/release/integrations/mpi/mpi_farm_bench ]; then
   echo "=== distributed farm (Open MPI)"
@@ -72,4 +75,4 @@ echo "=== stress (LFCORE_STRESS_SCALE=$scale)"
 (cd build/release && LFCORE_STRESS_SCALE=$scale ctest -L stress --output-on-failure -V) \
   | grep -E 'Test +#|stalled protector|bytes held|tests passed|FAILED|Passed|Failed' | tee "$out/stress.txt"
 
-echo "report: $out/scalability/report.md, $out/micro/hazard_pointer.txt, $out/mpi/report.md, $out/allocators/report.md, $out/stress.txt"
+echo "report: $out/scalability/report.md, $out/micro/hazard_pointer.txt, $out/micro/pool_allocator.txt, $out/mpi/report.md, $out/allocators/report.md, $out/stress.txt"

@@ -80,8 +80,8 @@
 // A leaf holds its link, the element and,
 // unless the key is a scalar hashed by std::hash (then rehashing costs less
 // than the 8 bytes), the element's hash. For speed the default
-// std::allocator is enough: glibc's and jemalloc's per-thread caches serve
-// leaf-sized blocks without locks (bench/results/allocators/). For memory,
+// std::allocator is enough: the map's cache misses hide what malloc costs
+// (bench/results/pool_allocator/). For memory,
 // Allocator = lfcore::pool_allocator<value_type> keeps leaves in per-thread
 // magazines without malloc's 8-byte header (a uint64 -> uint64 leaf costs 24
 // bytes instead of 32), but keeps what it frees for reuse (see its header).

@@ -87,9 +87,7 @@ TEST(PoolAllocator, ArraysAndOverAlignedTypesUseStdAllocator) {
   lfcore::pool_allocator<blob<64, 64>> wide;
   auto* w = wide.allocate(1);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(w) % 64, 0u);
-  wide.deallocate(w, 1);
-  using wide_t = blob<64, 64>;
-  EXPECT_EQ(reserved<wide_t>(), 0u);
+  wide.deallocate(w, 1); // that it bypasses the pool: the static_assert above
 
   using T = blob<72>;
   lfcore::pool_allocator<T> a;

@@ -45,25 +45,34 @@ template <class R>
 class HashTrieStress : public ::testing::Test {};
 TYPED_TEST_SUITE(HashTrieStress, test::reclamation_policies);
 
+// Writers share the keys; each counts, per key, the inserts that reported
+// a new key and the erases that removed one. At the end a key is present
+// exactly when its inserts outnumber its erases by one (else by zero): a
+// lost, duplicated or resurrected key breaks that, even when the size
+// counter agrees with the lookups.
 template <class Map>
 void churn(Map& m, long keys, long ops_per_writer, int writers, int readers) {
   std::atomic<int> writing{writers};
   std::atomic<long> bad{0};
+  std::vector<std::vector<long>> net(static_cast<std::size_t>(writers),
+                                     std::vector<long>(static_cast<std::size_t>(keys)));
   std::vector<std::thread> pool;
   for (int t = 0; t < writers; ++t)
     pool.emplace_back([&, t] {
       std::mt19937 rng(static_cast<unsigned>(t * 7 + 1));
+      std::vector<long>& mine = net[static_cast<std::size_t>(t)];
       for (long i = 0; i < ops_per_writer; ++i) {
         const long k = static_cast<long>(rng() % static_cast<unsigned>(keys));
+        long& n = mine[static_cast<std::size_t>(k)];
         switch (rng() % 4) {
         case 0:
-          m.insert({k, checked{k, ~k}});
+          n += m.insert({k, checked{k, ~k}}).second;
           break;
         case 1:
-          m.insert_or_assign(k, checked{k, ~k});
+          n += m.insert_or_assign(k, checked{k, ~k}).second;
           break;
         default:
-          m.erase(k);
+          n -= static_cast<long>(m.erase(k));
         }
       }
       writing--;
@@ -86,7 +95,16 @@ void churn(Map& m, long keys, long ops_per_writer, int writers, int readers) {
   for (auto& th : pool) th.join();
   EXPECT_EQ(bad.load(), 0) << "torn, freed or repeated values seen";
   std::size_t present = 0;
-  for (long k = 0; k < keys; ++k) present += m.contains(k);
+  std::vector<long> miscounted;
+  for (long k = 0; k < keys; ++k) {
+    long inserted_minus_erased = 0;
+    for (const auto& mine : net) inserted_minus_erased += mine[static_cast<std::size_t>(k)];
+    const bool there = m.contains(k);
+    if (inserted_minus_erased != (there ? 1 : 0)) miscounted.push_back(k);
+    present += there;
+  }
+  EXPECT_TRUE(miscounted.empty()) << miscounted.size() << " keys lost, duplicated or resurrected, "
+                                  << "the first: " << miscounted.front();
   EXPECT_EQ(m.size(), present);
 }
 

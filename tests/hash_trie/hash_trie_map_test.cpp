@@ -531,6 +531,37 @@ TYPED_TEST(HashTrieMap, LevelsComeAndGoUnderChurnWithoutLosingKeys) {
   EXPECT_EQ(counted_blocks.load() - before, 1) << "only the root is left";
 }
 
+// Compression attempts that cross each other: the level under root bucket 0
+// has 8 buckets, and writer t alone inserts and erases key t << 60 (bucket t
+// of that level). The level empties whenever no writer's key is in, an
+// eraser then freezes its 8 buckets one by one, and an insert aborts the
+// attempt by thawing the bucket it met; the next eraser starts the next
+// attempt while the aborted one may still be freezing. A bucket frozen by an
+// aborted attempt is taken over by a later one; one frozen by a later attempt
+// must end an earlier one (taking it over would let the earlier attempt's
+// thaw reopen a bucket of a level the later attempt committed, and a key
+// inserted there would go with the level). Every writer checks its own key
+// after each step: an insert that succeeded is found, an erase finds it.
+TYPED_TEST(HashTrieMap, CrossingCompressionAttemptsLoseNoKey) {
+  using key = std::uint64_t;
+  map_for<TypeParam, key, key, placed_hash> m(hash_trie_config{1, 3, 1});
+  constexpr int writers = 4, rounds = lfcore::stress_build ? 20'000 : 100'000;
+  std::atomic<long> wrong{0};
+  std::vector<std::thread> pool;
+  for (key t = 0; t < writers; ++t)
+    pool.emplace_back([&, k = t << 60] {
+      for (int round = 0; round < rounds; ++round) {
+        wrong += !m.insert({k, k}).second;
+        wrong += !m.contains(k);
+        wrong += m.erase(k) != 1;
+        wrong += m.contains(k);
+      }
+    });
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(wrong.load(), 0) << "a key was lost or seen after its erase";
+  EXPECT_TRUE(m.empty());
+}
+
 // Leaves from lfcore::pool_allocator: writers that insert and erase their
 // own keys while a reader checks values lose and tear nothing, and the pool
 // hands erased leaves out again (its memory would grow by every insert's

@@ -151,8 +151,14 @@ void work_stealing_pool::worker_main(worker& w) {
     // acquire: pairs with [pool.stop].
     if (stopping_.load(std::memory_order_acquire)) {
       idle_.cancel_wait();
-      if (find_task(&w) == nullptr && !work_visible()) break;
-      continue; // something arrived after all: run it first
+      // A task taken here is ours to run: it is in no deque any more, and a
+      // group may be waiting for it (dropping it hung the destructor).
+      if (detail::pool_task* last = find_task(&w)) {
+        last->run_and_delete(last);
+        continue;
+      }
+      if (!work_visible()) break;
+      continue; // something is still queued: search again
     }
     idle_.wait(key);
   }

@@ -211,6 +211,29 @@ TEST(WorkStealingPool, ShutdownRunsEverythingPending) {
   EXPECT_EQ(ran.load(), 2 * tasks);
 }
 
+// Tasks that keep submitting while the pool is destroyed: workers reach the
+// stopping check with work still arriving in the others' deques, and one
+// that takes a task there must run it (dropping it lost a task and, with a
+// task group waiting for it, hung the destructor). Submitted tasks are
+// detached, so a lost one shows as a short count, not a hang.
+void submit_tree(work_stealing_pool& pool, int depth, std::atomic<long>& ran) {
+  ran.fetch_add(1, std::memory_order_relaxed);
+  if (depth == 0) return;
+  for (int child = 0; child < 2; ++child)
+    (void)pool.submit([&pool, depth, &ran] { submit_tree(pool, depth - 1, ran); });
+}
+
+TEST(WorkStealingPool, ShutdownRunsWhatWorkersTakeOnTheWayOut) {
+  for (int round = 0; round < 300; ++round) {
+    std::atomic<long> ran{0};
+    {
+      work_stealing_pool pool(static_cast<unsigned>(2 + round % 3));
+      for (int i = 0; i < 4; ++i) (void)pool.submit([&pool, &ran] { submit_tree(pool, 5, ran); });
+    } // destroyed at once: most of each tree is submitted during shutdown
+    ASSERT_EQ(ran.load(), 4L * 63) << "round " << round;
+  }
+}
+
 TEST(WorkStealingPool, IdlePoolUsesNoCpu) {
   work_stealing_pool pool(2);
   pool.submit([] {}).get();

@@ -216,12 +216,14 @@ TEST(WorkStealingPool, ShutdownRunsEverythingPending) {
 // that takes a task there must run it (dropping it lost a task and, with a
 // task group waiting for it, hung the destructor). Submitted tasks are
 // detached, so a lost one shows as a short count, not a hang.
+namespace {
 void submit_tree(work_stealing_pool& pool, int depth, std::atomic<long>& ran) {
   ran.fetch_add(1, std::memory_order_relaxed);
   if (depth == 0) return;
   for (int child = 0; child < 2; ++child)
     (void)pool.submit([&pool, depth, &ran] { submit_tree(pool, depth - 1, ran); });
 }
+} // namespace
 
 TEST(WorkStealingPool, ShutdownRunsWhatWorkersTakeOnTheWayOut) {
   for (int round = 0; round < 300; ++round) {

@@ -107,6 +107,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <new>
 #include <optional>
@@ -278,6 +279,11 @@ public:
                          const KeyEqual& equal = KeyEqual())
       : config_(checked(config)), hash_(hash), equal_(equal),
         root_(new_hash_node(0, config_.root_bits)) {}
+  /// A map holding `init` (a later duplicate of a key is ignored, as insert).
+  hash_trie_map(std::initializer_list<value_type> init, hash_trie_config config = {})
+      : hash_trie_map(config) {
+    insert(init);
+  }
   /// Destroys every element. No concurrent calls. Elements erased earlier are
   /// destroyed by the reclamation domain (already, or later).
   ~hash_trie_map() { destroy(root_); }
@@ -300,6 +306,11 @@ public:
   requires transparent bool contains(const K& key) const {
     return visit_any(key, [](const value_type&) {});
   }
+  /// 1 if the key is present, else 0 (std::unordered_map's count).
+  size_type count(const Key& key) const { return contains(key) ? 1 : 0; }
+  template <class K>
+  requires transparent size_type count(const K& key)
+  const { return contains(key) ? 1 : 0; }
   /// Calls f(const value_type&) on the element while it is protected, and
   /// returns true; false if the key is absent. f must not keep references.
   template <class F>
@@ -320,6 +331,20 @@ public:
   std::pair<const_iterator, bool> insert(value_type&& v) {
     return emplace_if_absent(v.first,
                              [&](std::uint64_t h) { return LeafPolicy::make(h, std::move(v)); });
+  }
+  /// Inserts each element whose key is absent when its turn comes. Not
+  /// atomic: other threads may see some of the elements before the rest.
+  template <class InputIt>
+  void insert(InputIt first, InputIt last) {
+    for (; first != last; ++first) insert(*first);
+  }
+  void insert(std::initializer_list<value_type> init) { insert(init.begin(), init.end()); }
+  /// Builds a value_type from args, then inserts it as insert(value_type&&)
+  /// (the key is known only once it is built: it is built even when the key
+  /// is present). try_emplace builds nothing for a present key.
+  template <class... Args>
+  std::pair<const_iterator, bool> emplace(Args&&... args) {
+    return insert(value_type(std::forward<Args>(args)...));
   }
   /// Constructs the value from args only if the key is absent. Under a race
   /// with another insert of the same key, the value may be constructed and
@@ -376,7 +401,7 @@ public:
       // [trie.mark] as in erase(key).
     } while (!l->next.compare_exchange_weak(w, w | deleted, std::memory_order_release,
                                             std::memory_order_relaxed));
-    count(-1);
+    adjust_size(-1);
     writer g;
     unlink_and_compress(leaf_hash(*l), LeafPolicy::key(*l), *g);
     return 1;
@@ -534,7 +559,7 @@ private:
       // ([trie.read]). release: our reads of the leaf come before it.
       if (s.found->next.compare_exchange_strong(
               expected, expected | deleted, std::memory_order_release, std::memory_order_relaxed)) {
-        count(-1);
+        adjust_size(-1);
         unlink_and_compress(h, key, *g);
         return 1;
       }
@@ -564,7 +589,7 @@ private:
     return n->consumed + n->bits + config_.level_bits <= 64;
   }
 
-  void count(std::ptrdiff_t d) noexcept {
+  void adjust_size(std::ptrdiff_t d) noexcept {
     // relaxed: a statistic; each shard is mostly touched by one thread.
     counts_[thread_registry::current_id() % shards]->fetch_add(d, std::memory_order_relaxed);
   }
@@ -1035,7 +1060,7 @@ private:
         keep.reset_protection(fresh); // before it is published
       }
       if (link_at_end(s, fresh)) {
-        count(1);
+        adjust_size(1);
         return {const_iterator(this, fresh, std::move(keep)), true};
       }
     }
@@ -1057,7 +1082,7 @@ private:
         }
         if (close_if_full(s)) continue;
         if (link_at_end(s, fresh)) {
-          count(1);
+          adjust_size(1);
           return {const_iterator(this, fresh, std::move(keep)), true};
         }
         continue;

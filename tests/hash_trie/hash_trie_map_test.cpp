@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -175,6 +176,30 @@ TYPED_TEST(HashTrieMap, TryEmplaceConstructsOnlyWhenAbsent) {
   test::move_only v(40);
   EXPECT_TRUE(m.insert_or_assign(4, std::move(v)).second);
   EXPECT_EQ(*m.find(4)->second.p, 40);
+}
+
+TYPED_TEST(HashTrieMap, UnorderedMapConveniences) {
+  map_for<TypeParam, long, std::string> m{{1, "one"}, {2, "two"}, {1, "uno"}};
+  EXPECT_EQ(m.size(), 2u);
+  EXPECT_EQ(m.find(1)->second, "one") << "a later duplicate is ignored, as by insert";
+  EXPECT_EQ(m.count(1), 1u);
+  EXPECT_EQ(m.count(3), 0u);
+  const std::vector<std::pair<const long, std::string>> more{{3, "three"}, {2, "deux"}};
+  m.insert(more.begin(), more.end());
+  m.insert({{4, "four"}});
+  EXPECT_EQ(m.size(), 4u);
+  EXPECT_EQ(m.find(2)->second, "two");
+  EXPECT_EQ(m.find(3)->second, "three");
+  auto [it, inserted] = m.emplace(5, "five");
+  EXPECT_TRUE(inserted);
+  EXPECT_EQ(it->second, "five");
+  auto [same, again] =
+      m.emplace(std::piecewise_construct, std::forward_as_tuple(5), std::forward_as_tuple(3, 'x'));
+  EXPECT_FALSE(again);
+  EXPECT_EQ(same->second, "five");
+  map_for<TypeParam, std::string, int, string_hash, string_equal> s{{"alpha", 1}};
+  EXPECT_EQ(s.count(std::string_view("alpha")), 1u);
+  EXPECT_EQ(s.count(std::string_view("beta")), 0u);
 }
 
 // Random operations against std::unordered_map, then the full contents.

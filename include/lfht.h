@@ -53,8 +53,21 @@ void *lfht_remove(struct lfht_head *head, void *key);
  * those of hash_trie_map (every key present throughout is returned once, in
  * order). The returned pointer is the table's key: it stays valid until the
  * key is removed, so a caller that iterates while others remove must not
- * dereference it after such a removal could have happened. */
+ * dereference it after such a removal could have happened - nor pass it back
+ * to lfht_next_key, which hashes and compares it (pass a copy, or iterate
+ * with lfht_for_each). */
 void *lfht_next_key(struct lfht_head *head, void *key);
+
+/* Calls fn(key, value, arg) for every element, in (hash, key) order, with the
+ * guarantees of lfht_next_key; while a call runs, its key and value stay valid
+ * even if another thread removes them (key_free waits). fn returns 0 to go on,
+ * anything else to stop; fn may call any function of this header on the table
+ * but lfht_free, and must not unwind (no C++ exception, no longjmp out of it).
+ * Returns 0 when every element was visited, the nonzero value fn returned to
+ * stop, or -1 with errno EINVAL (NULL head or fn) or ENOMEM (out of memory;
+ * some elements may have been visited). */
+int lfht_for_each(struct lfht_head *head, int (*fn)(void *key, void *value, void *arg),
+                  void *arg);
 
 /* Destroys the table: key_free on every key. No concurrent calls. NULL: no-op. */
 void lfht_free(struct lfht_head *head);

@@ -135,6 +135,22 @@ void* lfht_next_key(lfht_head* head, void* key) {
   return it == head->map.end() ? nullptr : it->first.key;
 }
 
+int lfht_for_each(lfht_head* head, int (*fn)(void*, void*, void*), void* arg) {
+  if (head == nullptr || fn == nullptr) {
+    errno = EINVAL;
+    return -1;
+  }
+  try {
+    // The range-for's iterator protects the element fn is given.
+    for (const auto& [key, value] : head->map)
+      if (const int stop = fn(key.key, value.value(), arg); stop != 0) return stop;
+    return 0;
+  } catch (const std::bad_alloc&) {
+    errno = ENOMEM;
+    return -1;
+  }
+}
+
 void lfht_free(lfht_head* head) {
   delete head;
 }

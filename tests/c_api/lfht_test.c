@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +160,158 @@ static void threads(void) {
   lfht_free(t);
 }
 
+/* lfht_for_each: every element once, early stop, misuse. */
+struct tally {
+  uintptr_t sum;
+  int calls, stop_after;
+};
+static int add_value(void *key, void *value, void *arg) {
+  struct tally *t = arg;
+  CHECK((uintptr_t)value == (uintptr_t)key * 10);
+  t->sum += (uintptr_t)value;
+  return ++t->calls == t->stop_after ? 42 : 0;
+}
+static int remove_even(void *key, void *value, void *arg) {
+  (void)value;
+  if ((uintptr_t)key % 2 == 0) CHECK(lfht_remove(arg, key) == AS_PTR((uintptr_t)key * 10));
+  return 0;
+}
+static void for_each(void) {
+  struct lfht_head *t = init_lfht(NULL, NULL, NULL);
+  struct tally all = {0, 0, -1};
+  CHECK(lfht_for_each(t, add_value, &all) == 0 && all.calls == 0); /* empty */
+  for (uintptr_t k = 1; k <= 500; ++k) lfht_insert(t, AS_PTR(k), AS_PTR(k * 10));
+  CHECK(lfht_for_each(t, add_value, &all) == 0);
+  CHECK(all.calls == 500 && all.sum == 10 * 500 * 501 / 2);
+  struct tally some = {0, 0, 7};
+  CHECK(lfht_for_each(t, add_value, &some) == 42 && some.calls == 7);
+  CHECK(lfht_for_each(t, remove_even, t) == 0); /* fn may change the table */
+  struct tally odd = {0, 0, -1};
+  CHECK(lfht_for_each(t, add_value, &odd) == 0 && odd.calls == 250 && odd.sum == 10 * 250 * 250);
+  errno = 0;
+  CHECK(lfht_for_each(NULL, add_value, &all) == -1 && errno == EINVAL);
+  errno = 0;
+  CHECK(lfht_for_each(t, NULL, &all) == -1 && errno == EINVAL);
+  lfht_free(t);
+}
+
+/* Owned string keys under churn while another thread iterates with
+ * lfht_for_each and reads every key it is given: under ASan a key freed
+ * while fn runs is a use after free. Keys "s<i>" stay throughout and must be
+ * visited exactly once per pass; keys "c<i>" come and go. At the end, the
+ * inserts that took a key minus the removals equal what is left. */
+#define STABLE 64
+#define CHURNED 16
+#if defined(LFCORE_STRESS) && LFCORE_STRESS /* stress constants and injected yields: slower */
+#define CHURN_ROUNDS 20000
+#else
+#define CHURN_ROUNDS 200000
+#endif
+static atomic_int keys_freed;
+static size_t churn_hash(void *k) { return text_hash(k); }
+static void churn_free(void *k) {
+  atomic_fetch_add_explicit(&keys_freed, 1, memory_order_relaxed);
+  free(k);
+}
+static int next_random(uint32_t *state) { /* xorshift32 (Marsaglia) */
+  *state ^= *state << 13;
+  *state ^= *state >> 17;
+  *state ^= *state << 5;
+  return (int)(*state >> 1);
+}
+static uintptr_t churn_value(int key, int thread, int round) {
+  return ((uintptr_t)(key + 1) << 32) | ((uintptr_t)thread << 28) | (uintptr_t)round;
+}
+struct churner {
+  struct lfht_head *t;
+  int id;
+  long inserted, removed;
+};
+static void *churn(void *arg) {
+  struct churner *c = arg;
+  uint32_t seed = 7919u * (uint32_t)(c->id + 1);
+  char probe[16];
+  for (int r = 0; r < CHURN_ROUNDS; ++r) {
+    int k = next_random(&seed) % CHURNED;
+    char *key = malloc(16);
+    snprintf(key, 16, "c%d", k);
+    void *v = AS_PTR(churn_value(k, c->id, r));
+    void *got = lfht_insert(c->t, key, v);
+    if (got == v) {
+      ++c->inserted; /* the table owns key now */
+    } else {
+      CHECK(((uintptr_t)got >> 32) == (uintptr_t)(k + 1)); /* the value of this key */
+      free(key);
+    }
+    snprintf(probe, sizeof probe, "c%d", next_random(&seed) % CHURNED);
+    void *removed = lfht_remove(c->t, probe);
+    if (removed != NULL) {
+      CHECK(((uintptr_t)removed >> 32) == (uintptr_t)atoi(probe + 1) + 1);
+      ++c->removed;
+    }
+  }
+  return NULL;
+}
+struct pass {
+  unsigned char stable_seen[STABLE];
+  long churned;
+};
+static int check_element(void *key, void *value, void *arg) {
+  struct pass *p = arg;
+  const char *text = key;
+  char copy[16];
+  snprintf(copy, sizeof copy, "%s", text);
+  sched_yield();                  /* let the churners remove it meanwhile */
+  CHECK(strcmp(copy, text) == 0);           /* still readable, unchanged */
+  const int i = atoi(text + 1);
+  if (text[0] == 's') {
+    CHECK(i >= 0 && i < STABLE && (uintptr_t)value == (uintptr_t)(i + 1));
+    CHECK(p->stable_seen[i]++ == 0); /* never twice */
+  } else {
+    CHECK(text[0] == 'c' && i >= 0 && i < CHURNED);
+    CHECK(((uintptr_t)value >> 32) == (uintptr_t)(i + 1));
+    ++p->churned;
+  }
+  return 0;
+}
+static atomic_int churning;
+static void *iterate(void *arg) {
+  struct lfht_head *t = arg;
+  int passes = 0;
+  while (atomic_load(&churning) || passes == 0) {
+    struct pass p;
+    memset(&p, 0, sizeof p);
+    CHECK(lfht_for_each(t, check_element, &p) == 0);
+    for (int i = 0; i < STABLE; ++i) CHECK(p.stable_seen[i] == 1); /* present throughout */
+    ++passes;
+  }
+  return NULL;
+}
+static void for_each_under_churn(void) {
+  atomic_store(&keys_freed, 0);
+  struct lfht_head *t = init_lfht(churn_hash, text_cmp, churn_free);
+  for (int i = 0; i < STABLE; ++i) {
+    char *key = malloc(16);
+    snprintf(key, 16, "s%d", i);
+    CHECK(lfht_insert(t, key, AS_PTR(i + 1)) == AS_PTR(i + 1));
+  }
+  atomic_store(&churning, 1);
+  pthread_t reader, writers[2];
+  struct churner c[2] = {{t, 0, 0, 0}, {t, 1, 0, 0}};
+  CHECK(pthread_create(&reader, NULL, iterate, t) == 0);
+  for (int w = 0; w < 2; ++w) CHECK(pthread_create(&writers[w], NULL, churn, &c[w]) == 0);
+  for (int w = 0; w < 2; ++w) CHECK(pthread_join(writers[w], NULL) == 0);
+  atomic_store(&churning, 0);
+  CHECK(pthread_join(reader, NULL) == 0);
+  struct pass last;
+  memset(&last, 0, sizeof last);
+  CHECK(lfht_for_each(t, check_element, &last) == 0);
+  CHECK(c[0].inserted + c[1].inserted - c[0].removed - c[1].removed == last.churned);
+  lfht_free(t);
+  /* lfht_free freed every key still in the table; removed ones go as they are reclaimed. */
+  CHECK(atomic_load(&keys_freed) >= STABLE + last.churned);
+}
+
 int main(void) {
   integer_keys();
   string_keys(text_hash);
@@ -165,6 +319,8 @@ int main(void) {
   reclaimed_after_the_table_is_freed();
   misuse();
   threads();
+  for_each();
+  for_each_under_churn();
   puts("lfht C API: all checks passed");
   return 0;
 }

@@ -1275,4 +1275,20 @@ public:
   };
 };
 
+/// Erases every element for which pred(element) is true, as std::erase_if
+/// does for std::unordered_map; returns how many this call erased. One pass
+/// of weakly consistent iteration: elements inserted meanwhile may or may not
+/// be seen. An element is erased only if it is still the one pred looked at:
+/// one that another thread replaced (insert_or_assign) or erased since stays
+/// as that thread left it. If pred throws, the exception propagates and the
+/// elements erased before stay erased.
+template <class K, class T, class H, class E, class A, class R, class L, class Pred>
+typename hash_trie_map<K, T, H, E, A, R, L>::size_type
+erase_if(hash_trie_map<K, T, H, E, A, R, L>& map, Pred pred) {
+  typename hash_trie_map<K, T, H, E, A, R, L>::size_type erased = 0;
+  for (auto it = map.begin(); it != map.end(); ++it)
+    if (pred(*it)) erased += map.erase(it); // erase(it) leaves it valid
+  return erased;
+}
+
 } // namespace lfcore

@@ -202,6 +202,54 @@ TYPED_TEST(HashTrieMap, UnorderedMapConveniences) {
   EXPECT_EQ(s.count(std::string_view("beta")), 0u);
 }
 
+TYPED_TEST(HashTrieMap, EraseIfErasesOnlyWhatThePredicateSaw) {
+  map_for<TypeParam, long, long> m(tiny);
+  for (long k = 0; k < 600; ++k) m.insert({k, k});
+  // Keys 0 mod 3 are replaced and keys 1 mod 3 erased by the predicate itself
+  // before it answers: erase_if must leave the replacement and count neither.
+  const auto erased = erase_if(m, [&](const std::pair<const long, long>& kv) {
+    if (kv.first % 3 == 0) m.insert_or_assign(kv.first, -1);
+    if (kv.first % 3 == 1) m.erase(kv.first);
+    return true;
+  });
+  EXPECT_EQ(erased, 200u);
+  EXPECT_EQ(m.size(), 200u);
+  for (long k = 0; k < 600; ++k) {
+    auto it = m.find(k);
+    if (k % 3 == 0) {
+      ASSERT_NE(it, m.end()) << k;
+      EXPECT_EQ(it->second, -1);
+    } else {
+      EXPECT_EQ(it, m.end()) << k;
+    }
+  }
+  EXPECT_EQ(erase_if(m, [](const auto&) { return false; }), 0u);
+}
+
+// erase_if(odd value) against a thread that gives keys even values: every key
+// that thread touched must survive with its even value, whatever the timing.
+TYPED_TEST(HashTrieMap, EraseIfRacesWithReplacementsLosingNone) {
+  const long keys = lfcore::stress_build ? 2000 : 20000;
+  for (int round = 0; round < 5; ++round) {
+    map_for<TypeParam, long, long> m(tiny);
+    for (long k = 0; k < keys; ++k) m.insert({k, 2 * k + 1});
+    std::thread writer([&] {
+      for (long k = 0; k < keys; k += 2) m.insert_or_assign(k, 2 * k);
+    });
+    erase_if(m, [](const auto& kv) { return kv.second % 2 != 0; });
+    writer.join();
+    for (long k = 0; k < keys; ++k) {
+      auto it = m.find(k);
+      if (k % 2 == 0) {
+        ASSERT_NE(it, m.end()) << "key " << k << " lost in round " << round;
+        ASSERT_EQ(it->second, 2 * k);
+      } else {
+        ASSERT_EQ(it, m.end()) << "key " << k << " present throughout, not erased";
+      }
+    }
+  }
+}
+
 // Random operations against std::unordered_map, then the full contents.
 template <class R, class Hash, template <class> class A = std::allocator>
 void agrees_with_unordered_map(hash_trie_config shape) {

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <new>
 #include <utility>
 
@@ -63,7 +65,15 @@ private:
   mutable std::atomic<bool> owns_{false};
 };
 
-using table = lfcore::hash_trie_map<c_key, c_value, c_key_hash>;
+// Elements as in any hash_trie_map, except that an iteration position's copy
+// of a c_key is the user's pointer, which the element frees: the map keeps the
+// element a position came from protected while it compares with the position.
+using c_allocator = std::allocator<std::pair<const c_key, c_value>>;
+struct c_leaf_policy : lfcore::detail::pair_leaf_policy<c_key, c_value, c_allocator> {
+  static constexpr bool position_borrows_key = true;
+};
+using table = lfcore::hash_trie_map<c_key, c_value, c_key_hash, std::equal_to<c_key>, c_allocator,
+                                    lfcore::hazard_pointer_reclamation, c_leaf_policy>;
 
 } // namespace
 
@@ -130,9 +140,14 @@ void* lfht_next_key(lfht_head* head, void* key) {
     errno = EINVAL;
     return nullptr;
   }
-  table::const_iterator it =
-      key == nullptr ? head->map.begin() : head->map.successor(c_key{key, &head->cb});
-  return it == head->map.end() ? nullptr : it->first.key;
+  try {
+    table::const_iterator it =
+        key == nullptr ? head->map.begin() : head->map.successor(c_key{key, &head->cb});
+    return it == head->map.end() ? nullptr : it->first.key;
+  } catch (const std::bad_alloc&) {
+    errno = ENOMEM;
+    return nullptr;
+  }
 }
 
 int lfht_for_each(lfht_head* head, int (*fn)(void*, void*, void*), void* arg) {

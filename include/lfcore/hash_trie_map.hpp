@@ -173,6 +173,11 @@ constexpr std::uint64_t mix_hash(std::uint64_t h) noexcept {
   return h;
 }
 
+template <class Policy>
+inline constexpr bool position_borrows_key_v = false;
+template <class Policy>
+requires(Policy::position_borrows_key) inline constexpr bool position_borrows_key_v<Policy> = true;
+
 template <class T, class = void>
 inline constexpr bool is_transparent_v = false;
 template <class T>
@@ -193,8 +198,12 @@ inline constexpr bool rehash_is_cheap_v = std::is_scalar_v<Key> &&
 ///                   and optionally `const std::uint64_t hash` (the mixed
 ///                   hash; without it the map recomputes it from the key)
 ///   value_type      what lookups and iterators expose; value(leaf) returns it
-///   position_key    an owning copy of a key, for iteration; key(leaf) converts
-///                   to it and compares with it through std::less<>
+///   position_key    a copy of a key, for iteration; key(leaf) converts to it
+///                   and compares with it through std::less<>
+///   position_borrows_key (optional, default false) true when that copy
+///                   refers to memory the leaf's deleter frees (lfht's keys
+///                   are the user's pointers): the map then keeps the leaf a
+///                   position was copied from protected while it uses it
 ///   key(leaf)       the key, as Hash and KeyEqual take it
 ///   make(h, args)   allocates and constructs a leaf (nothing leaks on throw)
 ///   deleter         a stateless functor destroying and freeing a leaf (the
@@ -1129,12 +1138,26 @@ private:
     return h1 != h2 ? h1 < h2 : std::less<>()(k1, k2);
   }
 
-  // An iteration position: a mixed hash and a copy of the key.
+  // An iteration position: a mixed hash and a copy of the key. If the copy
+  // borrows from the leaf it came from, `keeper` protects that leaf (an empty
+  // guard when the caller vouches for the key, as successor()'s does).
   using position_key = typename LeafPolicy::position_key;
+  static constexpr bool position_borrows_key = detail::position_borrows_key_v<LeafPolicy>;
+  struct no_keeper {};
   struct position {
     std::uint64_t hash;
     position_key key;
+    [[no_unique_address]] std::conditional_t<position_borrows_key, guard, no_keeper> keeper{};
   };
+  // The position of leaf l, which a guard of the caller's protects now.
+  static position position_of(std::uint64_t h, const leaf* l) {
+    position p{h, position_key(LeafPolicy::key(*l))};
+    if constexpr (position_borrows_key) {
+      p.keeper = make_guard();
+      p.keeper.reset_protection(l); // safe: the caller's guard protects l
+    }
+    return p;
+  }
   // The smallest position strictly after `after` in node's subtree, or the
   // smallest of all if `after` is null. A non-null `after` means node is on
   // after's path: the search starts at after's bucket, and only that bucket's
@@ -1164,7 +1187,7 @@ private:
           if (!is_deleted(nw) &&
               (after == nullptr || less(after->hash, after->key, h, LeafPolicy::key(*cur))) &&
               (!best || less(h, LeafPolicy::key(*cur), best->hash, best->key)))
-            best.emplace(position{h, position_key(LeafPolicy::key(*cur))});
+            best.emplace(position_of(h, cur)); // cur: g.cur protects it
           if (!(valid = step(g, cur, nw, anchor, anchor_value))) break;
           last = cur;
           last_next = nw;
@@ -1194,13 +1217,14 @@ private:
 
   const_iterator next_after(const position* after) const {
     reader g;
-    std::optional<position> from;
-    if (after != nullptr) from = *after;
+    std::optional<position> erased;
     for (;;) {
-      std::optional<position> p = smallest_after(root_, from ? &*from : nullptr, *g);
+      std::optional<position> p = smallest_after(root_, after, *g);
       if (!p) return end();
+      detail::stress_pause(); // others may remove and reclaim p's leaf meanwhile
       if (const leaf* l = lookup(p->hash, p->key, *g)) return const_iterator(this, l);
-      from = std::move(p); // erased meanwhile: go on after it
+      erased = std::move(p); // erased meanwhile: go on after it
+      after = &*erased;
     }
   }
 
@@ -1245,7 +1269,8 @@ public:
     reference operator*() const noexcept { return LeafPolicy::value(*leaf_); }
     pointer operator->() const noexcept { return &LeafPolicy::value(*leaf_); }
     const_iterator& operator++() {
-      position here{map_->leaf_hash(*leaf_), position_key(LeafPolicy::key(*leaf_))};
+      // hp_ protects leaf_, and so here's key, until the assignment.
+      const position here{map_->leaf_hash(*leaf_), position_key(LeafPolicy::key(*leaf_))};
       *this = map_->next_after(&here);
       return *this;
     }

@@ -6,8 +6,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
-#include <functional>
-#include <memory>
 #include <new>
 #include <utility>
 
@@ -65,15 +63,7 @@ private:
   mutable std::atomic<bool> owns_{false};
 };
 
-// Elements as in any hash_trie_map, except that an iteration position's copy
-// of a c_key is the user's pointer, which the element frees: the map keeps the
-// element a position came from protected while it compares with the position.
-using c_allocator = std::allocator<std::pair<const c_key, c_value>>;
-struct c_leaf_policy : lfcore::detail::pair_leaf_policy<c_key, c_value, c_allocator> {
-  static constexpr bool position_borrows_key = true;
-};
-using table = lfcore::hash_trie_map<c_key, c_value, c_key_hash, std::equal_to<c_key>, c_allocator,
-                                    lfcore::hazard_pointer_reclamation, c_leaf_policy>;
+using table = lfcore::hash_trie_map<c_key, c_value, c_key_hash>;
 
 } // namespace
 

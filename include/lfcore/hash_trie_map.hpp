@@ -28,7 +28,10 @@
 // leaf's next word (logical removal, the linearization point); unlink it by a
 // CAS on its predecessor's word (the eraser, or any later writer passing by);
 // retire it to the Reclamation policy's domain, which destroys key and value
-// once no reader can hold the leaf (see lfcore/reclamation.hpp).
+// once no reader can hold the leaf (see lfcore/reclamation.hpp). So a key
+// that refers to memory it does not own (std::string_view, a pointer that
+// Hash and KeyEqual follow) must keep that memory until then, not just until
+// erase returns: free it from the element's destructor, as lfht does.
 // insert_or_assign replaces a leaf L by a new leaf N with one CAS: N.next =
 // L.next, then L.next = N | deleted, so readers passing L go on to N and
 // never see the key missing.
@@ -173,11 +176,6 @@ constexpr std::uint64_t mix_hash(std::uint64_t h) noexcept {
   return h;
 }
 
-template <class Policy>
-inline constexpr bool position_borrows_key_v = false;
-template <class Policy>
-requires(Policy::position_borrows_key) inline constexpr bool position_borrows_key_v<Policy> = true;
-
 template <class T, class = void>
 inline constexpr bool is_transparent_v = false;
 template <class T>
@@ -199,11 +197,10 @@ inline constexpr bool rehash_is_cheap_v = std::is_scalar_v<Key> &&
 ///                   hash; without it the map recomputes it from the key)
 ///   value_type      what lookups and iterators expose; value(leaf) returns it
 ///   position_key    a copy of a key, for iteration; key(leaf) converts to it
-///                   and compares with it through std::less<>
-///   position_borrows_key (optional, default false) true when that copy
-///                   refers to memory the leaf's deleter frees (lfht's keys
-///                   are the user's pointers): the map then keeps the leaf a
-///                   position was copied from protected while it uses it
+///                   and compares with it through std::less<>. It may refer
+///                   to memory of the leaf (lfht's keys are pointers the
+///                   element frees): the map keeps that leaf protected while
+///                   it uses the copy
 ///   key(leaf)       the key, as Hash and KeyEqual take it
 ///   make(h, args)   allocates and constructs a leaf (nothing leaks on throw)
 ///   deleter         a stateless functor destroying and freeing a leaf (the
@@ -1138,24 +1135,20 @@ private:
     return h1 != h2 ? h1 < h2 : std::less<>()(k1, k2);
   }
 
-  // An iteration position: a mixed hash and a copy of the key. If the copy
-  // borrows from the leaf it came from, `keeper` protects that leaf (an empty
-  // guard when the caller vouches for the key, as successor()'s does).
+  // An iteration position: a mixed hash, a copy of the key and a guard on
+  // the leaf it was copied from, since the copy may borrow from the leaf
+  // (lfht's keys: pointers to text the element frees). The guard is empty
+  // when the caller vouches for the key, as successor() and operator++ do.
   using position_key = typename LeafPolicy::position_key;
-  static constexpr bool position_borrows_key = detail::position_borrows_key_v<LeafPolicy>;
-  struct no_keeper {};
   struct position {
     std::uint64_t hash;
     position_key key;
-    [[no_unique_address]] std::conditional_t<position_borrows_key, guard, no_keeper> keeper{};
+    guard keeper{};
   };
   // The position of leaf l, which a guard of the caller's protects now.
   static position position_of(std::uint64_t h, const leaf* l) {
-    position p{h, position_key(LeafPolicy::key(*l))};
-    if constexpr (position_borrows_key) {
-      p.keeper = make_guard();
-      p.keeper.reset_protection(l); // safe: the caller's guard protects l
-    }
+    position p{h, position_key(LeafPolicy::key(*l)), make_guard()};
+    p.keeper.reset_protection(l); // safe: the caller's guard protects l
     return p;
   }
   // The smallest position strictly after `after` in node's subtree, or the

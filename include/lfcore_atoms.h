@@ -72,11 +72,13 @@ lfcore_atom_table *lfcore_atoms_create(size_t expected_atoms);
 void lfcore_atoms_destroy(lfcore_atom_table *table);
 
 /* The atom with the len bytes at text (any bytes, NUL included), created if
- * absent, in *out. flags: LFCORE_ATOM_REF, LFCORE_ATOM_UTF8. */
+ * absent, in *out. flags: LFCORE_ATOM_REF, LFCORE_ATOM_UTF8. A len above
+ * LFCORE_ATOM_MAX_LENGTH is LFCORE_ATOM_ETOOLONG before any byte is read. */
 int lfcore_atoms_intern(lfcore_atom_table *table, const char *text, size_t len, unsigned flags,
                         lfcore_atom *out);
 /* The atom with this text if present (LFCORE_ATOM_ENOTFOUND otherwise), with
- * a reference for the caller; never creates one. */
+ * a reference for the caller; never creates one. LFCORE_ATOM_ETOOLONG as for
+ * lfcore_atoms_intern. */
 int lfcore_atoms_lookup(lfcore_atom_table *table, const char *text, size_t len, lfcore_atom *out);
 /* The atom's text, NUL-terminated (it may contain NULs: use *len), valid
  * while the atom is; NULL for atom 0. len may be NULL. O(1). */

@@ -65,6 +65,8 @@ int lfcore_atoms_intern(lfcore_atom_table* table, const char* text, size_t len, 
   if (table == nullptr || out == nullptr || !valid_text(text, len) ||
       (flags & ~(LFCORE_ATOM_REF | LFCORE_ATOM_UTF8)) != 0)
     return LFCORE_ATOM_EINVAL;
+  // Before reading a byte: a length beyond the maximum may not be backed by memory.
+  if (len > atom_table::max_length) return LFCORE_ATOM_ETOOLONG;
   return guarded([&] {
     const std::string_view s = view(text, len);
     if (flags & LFCORE_ATOM_UTF8) {
@@ -79,6 +81,7 @@ int lfcore_atoms_intern(lfcore_atom_table* table, const char* text, size_t len, 
 
 int lfcore_atoms_lookup(lfcore_atom_table* table, const char* text, size_t len, lfcore_atom* out) {
   if (table == nullptr || out == nullptr || !valid_text(text, len)) return LFCORE_ATOM_EINVAL;
+  if (len > atom_table::max_length) return LFCORE_ATOM_ETOOLONG;
   return guarded([&] {
     const std::optional<atom> a = table->table.find(view(text, len));
     if (!a) return LFCORE_ATOM_ENOTFOUND;

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian 12 machine as root (README's test command).
 #   1. installs the Debian packages (scripts/install-deps.sh);
-#   2. Release build: unit, stress, example and bench-smoke tests;
+#   2. Release build: unit, stress, fuzz (corpus replay), example and bench-smoke tests;
 #   3. ThreadSanitizer and AddressSanitizer+UBSan builds, both as stress builds
-#      (tiny internal constants, injected yields): unit and stress tests.
+#      (tiny internal constants, injected yields): unit, stress and fuzz tests.
 # Build trees go to build/<name>; LFCORE_JOBS overrides the parallelism.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,8 +21,8 @@ run() { # name, ctest label regex, cmake args...
   (cd "build/$name" && ctest -j "$jobs" -L "$labels" --timeout 900)
 }
 
-run release 'unit|stress|example|bench-smoke' -DLFCORE_SANITIZE= -DLFCORE_STRESS_BUILD=OFF -DLFCORE_BUILD_BENCH=ON
+run release 'unit|stress|fuzz|example|bench-smoke' -DLFCORE_SANITIZE= -DLFCORE_STRESS_BUILD=OFF -DLFCORE_BUILD_BENCH=ON
 # Sanitizer builds leave the benchmarks out: their numbers would mean nothing.
-run tsan 'unit|stress|example' -DLFCORE_SANITIZE=thread -DLFCORE_STRESS_BUILD=ON -DLFCORE_BUILD_BENCH=OFF
-ASAN_OPTIONS=detect_leaks=1 run asan 'unit|stress|example' -DLFCORE_SANITIZE=address -DLFCORE_STRESS_BUILD=ON -DLFCORE_BUILD_BENCH=OFF
+run tsan 'unit|stress|fuzz|example' -DLFCORE_SANITIZE=thread -DLFCORE_STRESS_BUILD=ON -DLFCORE_BUILD_BENCH=OFF
+ASAN_OPTIONS=detect_leaks=1 run asan 'unit|stress|fuzz|example' -DLFCORE_SANITIZE=address -DLFCORE_STRESS_BUILD=ON -DLFCORE_BUILD_BENCH=OFF
 echo "=== lfcore tests: all passed"

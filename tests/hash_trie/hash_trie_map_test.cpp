@@ -1,5 +1,6 @@
 #include "../queues/tracked.hpp"
 
+#include "../placed_hash.hpp"
 #include "../reclamation_policies.hpp"
 
 #include <lfcore/hash_trie_map.hpp>
@@ -42,21 +43,7 @@ struct stored_long_hash {
   std::size_t operator()(long k) const noexcept { return std::hash<long>()(k); }
 };
 
-// MurmurHash3's finalizer undone (the multipliers' inverses mod 2^64): with
-// it as Hash, the mixed hash the trie consumes is the key itself, so a test
-// can place keys in the trie.
-struct placed_hash {
-  constexpr std::size_t operator()(std::uint64_t h) const noexcept {
-    h ^= h >> 33;
-    h *= 0x9cb4b2f8129337dbULL;
-    h ^= h >> 33;
-    h *= 0x4f74430c22a54005ULL;
-    h ^= h >> 33;
-    return h;
-  }
-};
-static_assert(lfcore::detail::mix_hash(placed_hash()(0x0123456789abcdefULL)) ==
-              0x0123456789abcdefULL);
+using test::placed_hash;
 
 struct string_hash {
   using is_transparent = void;

@@ -1,0 +1,273 @@
+// tests/fuzz/hash_trie_fuzz.cpp - hash_trie_map against a model, one thread.
+//
+// The input chooses the trie's shape (root and level widths, chain threshold,
+// compression) and a program of calls: every modifier, lookups, successor,
+// erase_if, and up to four iterators held across the other calls, which must
+// keep their element readable (with the value they reached) after it was
+// erased or replaced and reclaimed, advance to its successor in the current
+// contents, and erase it only if it is still the element they reached.
+// Keys are placed (placed_hash.hpp) so that few bytes build towers of levels
+// that compression takes down again and chains of fully colliding keys.
+#include "../placed_hash.hpp"
+#include "fuzz_input.hpp"
+
+#include <lfcore/hash_trie_map.hpp>
+
+#include <array>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <utility>
+
+namespace {
+
+using key = std::uint64_t;
+
+long live_values = 0; // one thread: a plain counter
+
+// Move-only and owning heap memory, so that AddressSanitizer reports any read
+// of a destroyed element; counted, so that each input ends by checking that
+// every element was destroyed exactly once.
+class value {
+public:
+  explicit value(std::uint64_t v) : v_(std::make_unique<std::uint64_t>(v)) { ++live_values; }
+  value(value&& o) noexcept : v_(std::move(o.v_)) {}
+  value& operator=(value&&) = delete;
+  ~value() {
+    if (v_) --live_values;
+  }
+  std::uint64_t get() const { return *v_; }
+
+private:
+  std::unique_ptr<std::uint64_t> v_;
+};
+
+// The hash the trie consumes for key k (a byte): bits 0-2 of k pick the
+// top of the hash (root, first levels), bits 3-5 bits 38-40 (a tower of
+// levels under them), bit 6 the lowest bit (a tower down to the last level);
+// bit 7 is left out, so k and k ^ 128 collide completely.
+constexpr std::uint64_t placement(key k) noexcept {
+  return (k & 7) << 61 | (k >> 3 & 7) << 38 | (k >> 6 & 1);
+}
+struct placing_hash {
+  std::size_t operator()(key k) const noexcept { return test::unmix_hash(placement(k)); }
+};
+
+template <class Hash>
+class session {
+  using map = lfcore::hash_trie_map<key, value, Hash>;
+  using iterator = typename map::const_iterator;
+  // The model: the map's iteration order is (mixed hash, key).
+  struct entry {
+    std::uint64_t value, version;
+  };
+  using position = std::pair<std::uint64_t, key>;
+  // An iterator kept across calls, with what it reached.
+  struct held {
+    iterator it;
+    key k = 0;
+    entry reached{};
+  };
+
+public:
+  explicit session(fuzz::input& in) : in_(in), map_(shape(in)) {}
+
+  void run() {
+    while (!in_.empty()) step();
+    check_contents();
+  }
+
+private:
+  static lfcore::hash_trie_config shape(fuzz::input& in) {
+    lfcore::hash_trie_config c;
+    c.root_bits = 1 + in.below(4);
+    c.level_bits = 1 + in.below(3);
+    c.chain_threshold = 1 + in.below(4);
+    c.compress_empty_levels = in.below(4) != 0;
+    return c;
+  }
+  static position position_of(key k) { return {lfcore::detail::mix_hash(Hash()(k)), k}; }
+
+  key next_key() { return in_.byte(); }
+  held& next_slot() { return slots_[in_.below(slots_.size())]; }
+  std::uint64_t next_value() { return ++values_; }
+
+  // What an iterator from the map must show, given the model's element.
+  void check_reached(const iterator& it, typename std::map<position, entry>::const_iterator m) {
+    if (m == model_.end()) {
+      FUZZ_CHECK(it == map_.end());
+      return;
+    }
+    FUZZ_CHECK(it != map_.end());
+    FUZZ_CHECK(it->first == m->first.second);
+    FUZZ_CHECK(it->second.get() == m->second.value);
+  }
+  void hold(held& h, iterator it) {
+    h.it = std::move(it);
+    remember(h);
+  }
+  void remember(held& h) { // call right after h.it was checked against the model
+    if (h.it == map_.end()) return;
+    h.k = h.it->first;
+    h.reached = model_.at(position_of(h.k));
+  }
+  // After an insert of k: the iterator returned and the model.
+  void inserted(key k, const std::pair<iterator, bool>& r, std::uint64_t v, bool assign) {
+    const auto m = model_.find(position_of(k));
+    FUZZ_CHECK(r.second == (m == model_.end()));
+    if (m == model_.end())
+      model_.emplace(position_of(k), entry{v, ++versions_});
+    else if (assign)
+      m->second = entry{v, ++versions_};
+    check_reached(r.first, model_.find(position_of(k)));
+  }
+
+  void step() {
+    switch (in_.below(17)) {
+    case 0: { // insert(value_type&&)
+      const key k = next_key();
+      const std::uint64_t v = next_value();
+      inserted(k, map_.insert({k, value(v)}), v, false);
+      break;
+    }
+    case 1: { // insert_or_assign
+      const key k = next_key();
+      const std::uint64_t v = next_value();
+      inserted(k, map_.insert_or_assign(k, value(v)), v, true);
+      break;
+    }
+    case 2: { // try_emplace: the value is built only for an absent key
+      const key k = next_key();
+      const std::uint64_t v = next_value();
+      const long before = live_values;
+      const auto r = map_.try_emplace(k, v);
+      FUZZ_CHECK(live_values == before + (r.second ? 1 : 0));
+      inserted(k, r, v, false);
+      break;
+    }
+    case 3: { // emplace
+      const key k = next_key();
+      const std::uint64_t v = next_value();
+      inserted(k, map_.emplace(k, value(v)), v, false);
+      break;
+    }
+    case 4: { // erase(key)
+      const key k = next_key();
+      FUZZ_CHECK(map_.erase(k) == model_.erase(position_of(k)));
+      break;
+    }
+    case 5: { // find, kept in a slot
+      const key k = next_key();
+      iterator it = map_.find(k);
+      check_reached(it, model_.find(position_of(k)));
+      hold(next_slot(), std::move(it));
+      break;
+    }
+    case 6: { // contains, count, visit
+      const key k = next_key();
+      const auto m = model_.find(position_of(k));
+      const bool present = m != model_.end();
+      FUZZ_CHECK(map_.contains(k) == present);
+      FUZZ_CHECK(map_.count(k) == (present ? 1u : 0u));
+      std::uint64_t seen = 0;
+      FUZZ_CHECK(map_.visit(k, [&](const auto& kv) { seen = kv.second.get(); }) == present);
+      FUZZ_CHECK(!present || seen == m->second.value);
+      break;
+    }
+    case 7: // begin, kept in a slot
+      check_reached(map_.begin(), model_.begin());
+      hold(next_slot(), map_.begin());
+      break;
+    case 8: { // ++ on a kept iterator: the successor of its key now
+      held& h = next_slot();
+      if (h.it == map_.end()) break;
+      ++h.it;
+      check_reached(h.it, model_.upper_bound(position_of(h.k)));
+      remember(h);
+      break;
+    }
+    case 9: { // erase(it): only the element it reached, if still there
+      held& h = next_slot();
+      if (h.it == map_.end()) break;
+      const auto m = model_.find(position_of(h.k));
+      const bool same = m != model_.end() && m->second.version == h.reached.version;
+      FUZZ_CHECK(map_.erase(h.it) == (same ? 1u : 0u));
+      if (same) model_.erase(m);
+      break;
+    }
+    case 10: // every kept iterator still reads what it reached
+      for (const held& h : slots_)
+        if (h.it != map_.end()) {
+          FUZZ_CHECK(h.it->first == h.k);
+          FUZZ_CHECK(h.it->second.get() == h.reached.value);
+        }
+      break;
+    case 11: { // successor of any key, present or not
+      const key k = next_key();
+      check_reached(map_.successor(k), model_.upper_bound(position_of(k)));
+      break;
+    }
+    case 12:
+      check_contents();
+      break;
+    case 13:
+      map_.clear();
+      model_.clear();
+      break;
+    case 14: { // erase_if
+      const std::uint64_t mod = 2 + in_.below(3), rest = in_.below(2);
+      std::size_t expected = std::erase_if(
+          model_, [&](const auto& kv) { return kv.second.value % mod == rest; });
+      FUZZ_CHECK(lfcore::erase_if(map_, [&](const auto& kv) {
+                   return kv.second.get() % mod == rest;
+                 }) == expected);
+      break;
+    }
+    case 15: { // copy one kept iterator into another slot (a second guard)
+      held& from = next_slot();
+      held& to = next_slot();
+      if (&from != &to) to = from;
+      break;
+    }
+    case 16: // let go of a kept iterator, or reclaim what nobody protects
+      if (in_.coin())
+        next_slot() = held{};
+      else
+        lfcore::hazard_pointer_default_domain().reclaim();
+      break;
+    }
+  }
+
+  void check_contents() {
+    FUZZ_CHECK(map_.size() == model_.size());
+    FUZZ_CHECK(map_.empty() == model_.empty());
+    auto m = model_.begin();
+    for (auto it = map_.begin(); it != map_.end(); ++it, ++m) {
+      FUZZ_CHECK(m != model_.end());
+      check_reached(it, m);
+    }
+    FUZZ_CHECK(m == model_.end());
+  }
+
+  fuzz::input& in_;
+  map map_;
+  std::map<position, entry> model_;
+  std::array<held, 4> slots_{};
+  std::uint64_t values_ = 0, versions_ = 0;
+};
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  fuzz::input in(data, size);
+  const long before = live_values;
+  if (in.coin())
+    session<placing_hash>(in).run();
+  else
+    session<std::hash<key>>(in).run(); // leaves without a stored hash
+  // Everything erased was retired; with no iterator left, all of it goes now.
+  lfcore::hazard_pointer_default_domain().reclaim();
+  FUZZ_CHECK(live_values == before);
+  return 0;
+}

@@ -3,7 +3,10 @@
 // inserts/erases/assigns with checked values, iteration under churn, levels
 // opened and compressed away under churn, and element lifetimes, on every
 // reclamation policy (hazard pointers, and liburcu's memb flavour when the
-// build found it). LFCORE_STRESS_SCALE=N multiplies the work (a soak run).
+// build found it), and histories checked for linearizability, key by key.
+// LFCORE_STRESS_SCALE=N multiplies the work (a soak run).
+#include "../tests/linearizability.hpp"
+#include "../tests/placed_hash.hpp"
 #include "../tests/queues/tracked.hpp"
 #include "../tests/reclamation_policies.hpp"
 
@@ -15,9 +18,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <optional>
 #include <random>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -169,6 +177,141 @@ TYPED_TEST(HashTrieStress, EveryElementIsDestroyedOnce) {
         << "erased and replaced elements must be destroyed at reclamation";
   }
   EXPECT_EQ(test::tracked::live.load(), 0);
+}
+
+// One key of a map as a sequential object: absent (0) or holding a value.
+// Values are unique per insert, so a value also names the element.
+struct key_spec {
+  using state = std::uint64_t;
+  using state_hash = std::hash<std::uint64_t>;
+  struct op {
+    enum kind { insert, assign, erase, find, erase_element } what;
+    std::uint64_t arg = 0;  // insert, assign: the value; erase_element: the element's
+    bool flag = false;      // insert, assign: a new key; erase, erase_element: removed
+    std::uint64_t seen = 0; // insert: the value there after it; find: what it found
+  };
+  static std::optional<state> apply(state s, const op& o) {
+    const auto to = [](bool possible, state next) {
+      return possible ? std::optional<state>(next) : std::nullopt;
+    };
+    switch (o.what) {
+    case op::insert: // get-or-insert
+      return s == 0 ? to(o.flag && o.seen == o.arg, o.arg) : to(!o.flag && o.seen == s, s);
+    case op::assign:
+      return to(o.flag == (s == 0), o.arg);
+    case op::erase:
+      return to(o.flag == (s != 0), 0);
+    case op::find:
+      return to(o.seen == s, s);
+    case op::erase_element: // erase(it): only the element it reached
+      return to(o.flag == (s == o.arg), o.flag ? 0 : s);
+    }
+    return std::nullopt;
+  }
+  static std::string describe(const op& o) {
+    // Values are (thread + 1) << 32 | (index + 1): shown as t<thread>.<index>.
+    const auto v = [](std::uint64_t x) {
+      if (x == 0) return std::string("nothing");
+      char s[32];
+      std::snprintf(s, sizeof s, "t%u.%u", unsigned((x >> 32) - 1), unsigned((x & 0xFFFFFFFF) - 1));
+      return std::string(s);
+    };
+    switch (o.what) {
+    case op::insert:
+      return "insert " + v(o.arg) + (o.flag ? " -> inserted" : " -> present: " + v(o.seen));
+    case op::assign:
+      return "insert_or_assign " + v(o.arg) + (o.flag ? " -> inserted" : " -> replaced");
+    case op::erase:
+      return std::string("erase -> ") + (o.flag ? "removed" : "absent");
+    case op::find:
+      return "find -> " + v(o.seen);
+    case op::erase_element:
+      return "erase(it) of " + v(o.arg) + (o.flag ? " -> removed" : " -> gone already");
+    }
+    return "?";
+  }
+};
+
+// Threads run random inserts, assigns, erases, lookups and erase(it) on a
+// few keys of the tiny shape, where every insert into a non-empty chain
+// opens a level and erasing its last key compresses it away; each
+// operation's result and real-time interval is recorded, and each key's
+// history must have a linearization. Linearizability is local (Herlihy &
+// Wing), so per-key checks add up to the map's. This catches what the churn
+// tests cannot: a lookup that misses a present key, or sees a value already
+// replaced, while levels are opened and removed around it.
+TYPED_TEST(HashTrieStress, EachKeysHistoryIsLinearizable) {
+  using map = lfcore::hash_trie_map<std::uint64_t, std::uint64_t, test::placed_hash,
+                                    std::equal_to<std::uint64_t>,
+                                    std::allocator<std::pair<const std::uint64_t, std::uint64_t>>,
+                                    TypeParam>;
+  // Placed hashes: two root buckets; keys that share long prefixes.
+  constexpr std::uint64_t keys[] = {0,       1ULL << 63, 1ULL << 62, 3ULL << 62,
+                                    1ULL << 40, 1,       2};
+  constexpr int threads = 4, ops_per_thread = 40;
+  const long rounds = lfcore_stress::scaled(3000, 10, 100);
+  for (long round = 0; round < rounds; ++round) {
+    map m(lfcore::hash_trie_config{1, 1, 1});
+    std::atomic<std::uint64_t> clock{0};
+    std::atomic<int> ready{0};
+    std::vector<std::vector<std::pair<std::uint64_t, test::timed<key_spec::op>>>> logs(threads);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        std::mt19937_64 rng(static_cast<std::uint64_t>(round * threads + t));
+        auto& log = logs[static_cast<std::size_t>(t)];
+        ready++;
+        while (ready.load() < threads) std::this_thread::yield();
+        for (int i = 0; i < ops_per_thread; ++i) {
+          const std::uint64_t k = keys[rng() % std::size(keys)];
+          const std::uint64_t v = std::uint64_t(t + 1) << 32 | std::uint64_t(i + 1);
+          test::timed<key_spec::op> e;
+          e.thread = t;
+          e.invoked = clock.fetch_add(1);
+          switch (rng() % 6) {
+          case 0: {
+            const auto [it, inserted] = m.insert({k, v});
+            e.op = {key_spec::op::insert, v, inserted, it->second};
+            break;
+          }
+          case 1:
+            e.op = {key_spec::op::assign, v, m.insert_or_assign(k, v).second, 0};
+            break;
+          case 2:
+            e.op = {key_spec::op::erase, 0, m.erase(k) == 1, 0};
+            break;
+          case 3: {
+            std::uint64_t seen = 0;
+            m.visit(k, [&](const auto& kv) { seen = kv.second; });
+            e.op = {key_spec::op::find, 0, false, seen};
+            break;
+          }
+          default: { // find, then erase(it): two operations
+            const auto it = m.find(k);
+            e.op = {key_spec::op::find, 0, false, it == m.end() ? 0 : it->second};
+            e.returned = clock.fetch_add(1);
+            log.emplace_back(k, e);
+            if (it == m.end()) continue;
+            e.invoked = clock.fetch_add(1);
+            e.op = {key_spec::op::erase_element, it->second, m.erase(it) == 1, 0};
+            break;
+          }
+          }
+          e.returned = clock.fetch_add(1);
+          log.emplace_back(k, e);
+        }
+      });
+    for (auto& th : pool) th.join();
+
+    std::map<std::uint64_t, std::vector<test::timed<key_spec::op>>> by_key;
+    for (const auto& log : logs)
+      for (const auto& [k, e] : log) by_key[k].push_back(e);
+    for (const auto& [k, history] : by_key) {
+      std::string why;
+      if (!test::linearizability_checker<key_spec>::check(history, 0, &why))
+        FAIL() << "round " << round << ", key " << k << ": " << why;
+    }
+  }
 }
 
 } // namespace

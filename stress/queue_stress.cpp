@@ -1,7 +1,9 @@
 // Stress tests of lfcore's queues: exactly-once delivery, per-producer FIFO and
 // element lifetimes over many items, with the smallest rings in stress builds
-// (constant wrap-around and full/empty transitions).
+// (constant wrap-around and full/empty transitions), and short histories of
+// the MPMC queues checked for linearizability.
 #include "../tests/heap/heap_counter.hpp"
+#include "../tests/linearizability.hpp"
 #include "../tests/queues/tracked.hpp"
 
 #include "scale.hpp"
@@ -20,6 +22,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -102,6 +107,108 @@ TEST_P(MpmcStress, UnboundedExactlyOncePerProducerFifo) {
 INSTANTIATE_TEST_SUITE_P(Threads, MpmcStress, ::testing::Values(1, 2, 4, 8), [](const auto& p) {
   return std::to_string(p.param) + "x" + std::to_string(p.param);
 });
+
+// A FIFO queue as a sequential object. Strict: a failed push or pop happens
+// only when the queue is full or empty at its linearization point, as
+// unbounded_mpmc_queue promises. Relaxed: failures may be spurious, as
+// mpmc_queue documents (a cell still being written by an earlier producer or
+// read by an earlier consumer), and only the successful operations must be
+// FIFO in an order that respects real time.
+template <bool Strict>
+struct queue_spec {
+  using state = std::vector<std::uint64_t>; // front first
+  struct state_hash {
+    std::size_t operator()(const state& q) const noexcept {
+      std::size_t h = q.size();
+      for (const std::uint64_t v : q) h = h * 1000003 ^ std::hash<std::uint64_t>()(v);
+      return h;
+    }
+  };
+  struct op {
+    bool push;
+    std::uint64_t value; // pushed or popped
+    bool ok;             // false: full (push) or empty (pop)
+  };
+  static std::optional<state> apply(state q, const op& o) {
+    if (o.push && o.ok) {
+      q.push_back(o.value);
+      return q;
+    }
+    if (o.push) return q; // full: the unbounded queue never is; see Strict
+    if (!o.ok) return !Strict || q.empty() ? std::optional<state>(q) : std::nullopt;
+    if (q.empty() || q.front() != o.value) return std::nullopt;
+    q.erase(q.begin());
+    return q;
+  }
+  static std::string describe(const op& o) {
+    char v[32];
+    std::snprintf(v, sizeof v, "t%u.%u", unsigned(o.value >> 32), unsigned(o.value & 0xFFFFFFFF));
+    if (o.push) return std::string("push ") + v + (o.ok ? "" : " -> full");
+    return o.ok ? std::string("pop -> ") + v : std::string("pop -> empty");
+  }
+};
+
+// Four threads push and pop at random on a queue just created (segments or
+// rings of 2 slots, so every few operations cross one), recording each
+// operation's interval; the whole history must be linearizable.
+template <bool Strict, class Queue, class Make>
+void histories_are_linearizable(Make make_queue) {
+  constexpr int threads = 4, ops_per_thread = 12;
+  using spec = queue_spec<Strict>;
+  const long rounds = lfcore_stress::scaled(2000, 10, 100);
+  for (long round = 0; round < rounds; ++round) {
+    Queue q = make_queue();
+    std::atomic<std::uint64_t> clock{0};
+    std::atomic<int> ready{0};
+    std::vector<test::timed<typename spec::op>> history;
+    std::vector<std::vector<test::timed<typename spec::op>>> logs(threads);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        std::mt19937 rng(static_cast<unsigned>(round * threads + t));
+        ready++;
+        while (ready.load() < threads) std::this_thread::yield();
+        for (int i = 0; i < ops_per_thread; ++i) {
+          test::timed<typename spec::op> e;
+          e.thread = t;
+          const std::uint64_t v = std::uint64_t(t) << 32 | std::uint64_t(i);
+          e.invoked = clock.fetch_add(1);
+          if (rng() % 2 == 0) {
+            e.op = {true, v, q.try_push(v)};
+          } else {
+            const std::optional<std::uint64_t> got = q.try_pop();
+            e.op = {false, got.value_or(0), got.has_value()};
+          }
+          e.returned = clock.fetch_add(1);
+          logs[static_cast<std::size_t>(t)].push_back(e);
+        }
+      });
+    for (auto& th : pool) th.join();
+    for (const auto& log : logs) history.insert(history.end(), log.begin(), log.end());
+    std::string why;
+    if (!test::linearizability_checker<spec>::check(history, {}, &why))
+      FAIL() << "round " << round << ": " << why;
+  }
+}
+
+// unbounded_mpmc_queue's push always succeeds; try_push is spelled push here.
+struct unbounded_for_history {
+  lfcore::unbounded_mpmc_queue<std::uint64_t, 2> q;
+  bool try_push(std::uint64_t v) {
+    q.push(v);
+    return true;
+  }
+  std::optional<std::uint64_t> try_pop() { return q.try_pop(); }
+};
+
+TEST(QueueStress, UnboundedMpmcHistoriesAreLinearizable) {
+  histories_are_linearizable<true, unbounded_for_history>([] { return unbounded_for_history(); });
+}
+
+TEST(QueueStress, MpmcHistoriesAreFifoInRealTimeOrder) {
+  histories_are_linearizable<false, lfcore::mpmc_queue<std::uint64_t>>(
+      [] { return lfcore::mpmc_queue<std::uint64_t>(2); });
+}
 
 TEST(QueueStress, ElementLifetimesBalance) {
   test::tracked::live = 0;

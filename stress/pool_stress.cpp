@@ -1,15 +1,24 @@
 // Stress for work_stealing_pool: many short-lived task groups on the stack
 // (the pattern whose last-decrement race TSan found), nested waits from
 // workers and from outside, and pools created and destroyed while busy.
-// Every task must run exactly once. LFCORE_STRESS_SCALE=N multiplies the work.
+// Every task must run exactly once. And short histories of the Chase-Lev
+// deque checked for linearizability. LFCORE_STRESS_SCALE=N multiplies the work.
+#include "../tests/linearizability.hpp"
+
 #include "scale.hpp"
+#include <lfcore/chase_lev_deque.hpp>
 #include <lfcore/work_stealing_pool.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -59,5 +68,118 @@ TEST(PoolStress, ExternalThreadsAndPoolChurn) {
       for (auto& t : outside) t.join();
     } // destroyed while busy: drains
     ASSERT_EQ(ran.load(), 3L * 20 * 63) << "round " << r;
+  }
+}
+
+namespace {
+
+// A double-ended queue as a sequential object: the owner pushes and pops at
+// the back, thieves steal at the front. An empty pop or steal must find it
+// empty; a steal that lost a race changes nothing and may happen any time.
+struct deque_spec {
+  using state = std::vector<std::uint64_t>; // front (oldest) first
+  struct state_hash {
+    std::size_t operator()(const state& d) const noexcept {
+      std::size_t h = d.size();
+      for (const std::uint64_t v : d) h = h * 1000003 ^ std::hash<std::uint64_t>()(v);
+      return h;
+    }
+  };
+  enum kind { push, pop, steal };
+  struct op {
+    kind what;
+    lfcore::steal_status status; // pop: success or empty
+    std::uint64_t value;         // pushed, popped or stolen
+  };
+  static std::optional<state> apply(state d, const op& o) {
+    if (o.what == push) {
+      d.push_back(o.value);
+      return d;
+    }
+    switch (o.status) {
+    case lfcore::steal_status::lost_race:
+      return d;
+    case lfcore::steal_status::empty:
+      return d.empty() ? std::optional<state>(d) : std::nullopt;
+    case lfcore::steal_status::success:
+      if (d.empty()) return std::nullopt;
+      if (o.what == pop) {
+        if (d.back() != o.value) return std::nullopt;
+        d.pop_back();
+      } else {
+        if (d.front() != o.value) return std::nullopt;
+        d.erase(d.begin());
+      }
+      return d;
+    }
+    return std::nullopt;
+  }
+  static std::string describe(const op& o) {
+    char s[64];
+    const char* names[] = {"push", "pop", "steal"};
+    const char* outcome = o.status == lfcore::steal_status::success ? ""
+                          : o.status == lfcore::steal_status::empty ? " -> empty"
+                                                                    : " -> lost a race";
+    std::snprintf(s, sizeof s, "%s %llu%s", names[o.what],
+                  static_cast<unsigned long long>(o.value), outcome);
+    return s;
+  }
+};
+
+} // namespace
+
+// The owner pushes and pops on a deque of 2 slots (so it grows, and thieves
+// read arrays the owner retires) while three thieves steal; each history must
+// be linearizable.
+TEST(PoolStress, ChaseLevDequeHistoriesAreLinearizable) {
+  constexpr int thieves = 3, owner_ops = 16, steals = 12;
+  const long rounds = lfcore_stress::scaled(2000, 4);
+  for (long round = 0; round < rounds; ++round) {
+    lfcore::chase_lev_deque<std::uint64_t> d(2);
+    std::atomic<std::uint64_t> clock{0};
+    std::atomic<int> ready{0};
+    std::vector<std::vector<test::timed<deque_spec::op>>> logs(thieves + 1);
+    const auto record = [&](int t, auto&& call) {
+      test::timed<deque_spec::op> e;
+      e.thread = t;
+      e.invoked = clock.fetch_add(1);
+      e.op = call();
+      e.returned = clock.fetch_add(1);
+      logs[static_cast<std::size_t>(t)].push_back(e);
+    };
+    std::vector<std::thread> pool;
+    pool.emplace_back([&] { // the owner
+      std::mt19937 rng(static_cast<unsigned>(round));
+      ready++;
+      while (ready.load() < thieves + 1) std::this_thread::yield();
+      for (std::uint64_t i = 1; i <= owner_ops; ++i)
+        record(0, [&] {
+          if (rng() % 5 < 3) {
+            d.push(i);
+            return deque_spec::op{deque_spec::push, lfcore::steal_status::success, i};
+          }
+          const std::optional<std::uint64_t> v = d.pop();
+          return deque_spec::op{deque_spec::pop,
+                                v ? lfcore::steal_status::success : lfcore::steal_status::empty,
+                                v.value_or(0)};
+        });
+    });
+    for (int t = 1; t <= thieves; ++t)
+      pool.emplace_back([&, t] {
+        lfcore::hazard_pointer hp = lfcore::make_hazard_pointer();
+        ready++;
+        while (ready.load() < thieves + 1) std::this_thread::yield();
+        for (int i = 0; i < steals; ++i)
+          record(t, [&] {
+            const lfcore::steal_result<std::uint64_t> r = d.steal(hp);
+            return deque_spec::op{deque_spec::steal, r.status, r.value};
+          });
+      });
+    for (auto& th : pool) th.join();
+    std::vector<test::timed<deque_spec::op>> history;
+    for (const auto& log : logs) history.insert(history.end(), log.begin(), log.end());
+    std::string why;
+    if (!test::linearizability_checker<deque_spec>::check(history, {}, &why))
+      FAIL() << "round " << round << ": " << why;
   }
 }

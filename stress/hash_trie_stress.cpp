@@ -189,6 +189,7 @@ struct key_spec {
     std::uint64_t arg = 0;  // insert, assign: the value; erase_element: the element's
     bool flag = false;      // insert, assign: a new key; erase, erase_element: removed
     std::uint64_t seen = 0; // insert: the value there after it; find: what it found
+    std::uint64_t key = 0;  // which object: the history is split by it
   };
   static std::optional<state> apply(state s, const op& o) {
     const auto to = [](bool possible, state next) {
@@ -252,60 +253,52 @@ TYPED_TEST(HashTrieStress, EachKeysHistoryIsLinearizable) {
   const long rounds = lfcore_stress::scaled(3000, 10, 100);
   for (long round = 0; round < rounds; ++round) {
     map m(lfcore::hash_trie_config{1, 1, 1});
-    std::atomic<std::uint64_t> clock{0};
-    std::atomic<int> ready{0};
-    std::vector<std::vector<std::pair<std::uint64_t, test::timed<key_spec::op>>>> logs(threads);
+    test::recorder<key_spec::op> log(threads);
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t)
       pool.emplace_back([&, t] {
         std::mt19937_64 rng(static_cast<std::uint64_t>(round * threads + t));
-        auto& log = logs[static_cast<std::size_t>(t)];
-        ready++;
-        while (ready.load() < threads) std::this_thread::yield();
+        log.start();
         for (int i = 0; i < ops_per_thread; ++i) {
           const std::uint64_t k = keys[rng() % std::size(keys)];
           const std::uint64_t v = std::uint64_t(t + 1) << 32 | std::uint64_t(i + 1);
-          test::timed<key_spec::op> e;
-          e.thread = t;
-          e.invoked = clock.fetch_add(1);
+          using o = key_spec::op;
           switch (rng() % 6) {
-          case 0: {
-            const auto [it, inserted] = m.insert({k, v});
-            e.op = {key_spec::op::insert, v, inserted, it->second};
+          case 0:
+            log.record(t, [&] {
+              const auto [it, inserted] = m.insert({k, v});
+              return o{o::insert, v, inserted, it->second, k};
+            });
             break;
-          }
           case 1:
-            e.op = {key_spec::op::assign, v, m.insert_or_assign(k, v).second, 0};
+            log.record(t, [&] { return o{o::assign, v, m.insert_or_assign(k, v).second, 0, k}; });
             break;
           case 2:
-            e.op = {key_spec::op::erase, 0, m.erase(k) == 1, 0};
+            log.record(t, [&] { return o{o::erase, 0, m.erase(k) == 1, 0, k}; });
             break;
-          case 3: {
-            std::uint64_t seen = 0;
-            m.visit(k, [&](const auto& kv) { seen = kv.second; });
-            e.op = {key_spec::op::find, 0, false, seen};
+          case 3:
+            log.record(t, [&] {
+              std::uint64_t seen = 0;
+              m.visit(k, [&](const auto& kv) { seen = kv.second; });
+              return o{o::find, 0, false, seen, k};
+            });
             break;
-          }
           default: { // find, then erase(it): two operations
-            const auto it = m.find(k);
-            e.op = {key_spec::op::find, 0, false, it == m.end() ? 0 : it->second};
-            e.returned = clock.fetch_add(1);
-            log.emplace_back(k, e);
-            if (it == m.end()) continue;
-            e.invoked = clock.fetch_add(1);
-            e.op = {key_spec::op::erase_element, it->second, m.erase(it) == 1, 0};
-            break;
+            typename map::const_iterator it;
+            log.record(t, [&] {
+              it = m.find(k);
+              return o{o::find, 0, false, it == m.end() ? 0 : it->second, k};
+            });
+            if (it != m.end())
+              log.record(t, [&] { return o{o::erase_element, it->second, m.erase(it) == 1, 0, k}; });
           }
           }
-          e.returned = clock.fetch_add(1);
-          log.emplace_back(k, e);
         }
       });
     for (auto& th : pool) th.join();
 
     std::map<std::uint64_t, std::vector<test::timed<key_spec::op>>> by_key;
-    for (const auto& log : logs)
-      for (const auto& [k, e] : log) by_key[k].push_back(e);
+    for (const auto& e : log.history()) by_key[e.op.key].push_back(e);
     for (const auto& [k, history] : by_key) {
       std::string why;
       if (!test::linearizability_checker<key_spec>::check(history, 0, &why))

@@ -78,13 +78,7 @@ namespace {
 // empty; a steal that lost a race changes nothing and may happen any time.
 struct deque_spec {
   using state = std::vector<std::uint64_t>; // front (oldest) first
-  struct state_hash {
-    std::size_t operator()(const state& d) const noexcept {
-      std::size_t h = d.size();
-      for (const std::uint64_t v : d) h = h * 1000003 ^ std::hash<std::uint64_t>()(v);
-      return h;
-    }
-  };
+  using state_hash = test::sequence_hash;
   enum kind { push, pop, steal };
   struct op {
     kind what;
@@ -136,50 +130,35 @@ TEST(PoolStress, ChaseLevDequeHistoriesAreLinearizable) {
   const long rounds = lfcore_stress::scaled(2000, 4);
   for (long round = 0; round < rounds; ++round) {
     lfcore::chase_lev_deque<std::uint64_t> d(2);
-    std::atomic<std::uint64_t> clock{0};
-    std::atomic<int> ready{0};
-    std::vector<std::vector<test::timed<deque_spec::op>>> logs(thieves + 1);
-    const auto record = [&](int t, auto&& call) {
-      test::timed<deque_spec::op> e;
-      e.thread = t;
-      e.invoked = clock.fetch_add(1);
-      e.op = call();
-      e.returned = clock.fetch_add(1);
-      logs[static_cast<std::size_t>(t)].push_back(e);
-    };
+    test::recorder<deque_spec::op> log(thieves + 1);
     std::vector<std::thread> pool;
     pool.emplace_back([&] { // the owner
       std::mt19937 rng(static_cast<unsigned>(round));
-      ready++;
-      while (ready.load() < thieves + 1) std::this_thread::yield();
+      log.start();
       for (std::uint64_t i = 1; i <= owner_ops; ++i)
-        record(0, [&] {
+        log.record(0, [&]() -> deque_spec::op {
           if (rng() % 5 < 3) {
             d.push(i);
-            return deque_spec::op{deque_spec::push, lfcore::steal_status::success, i};
+            return {deque_spec::push, lfcore::steal_status::success, i};
           }
           const std::optional<std::uint64_t> v = d.pop();
-          return deque_spec::op{deque_spec::pop,
-                                v ? lfcore::steal_status::success : lfcore::steal_status::empty,
-                                v.value_or(0)};
+          return {deque_spec::pop, v ? lfcore::steal_status::success : lfcore::steal_status::empty,
+                  v.value_or(0)};
         });
     });
     for (int t = 1; t <= thieves; ++t)
       pool.emplace_back([&, t] {
         lfcore::hazard_pointer hp = lfcore::make_hazard_pointer();
-        ready++;
-        while (ready.load() < thieves + 1) std::this_thread::yield();
+        log.start();
         for (int i = 0; i < steals; ++i)
-          record(t, [&] {
+          log.record(t, [&]() -> deque_spec::op {
             const lfcore::steal_result<std::uint64_t> r = d.steal(hp);
-            return deque_spec::op{deque_spec::steal, r.status, r.value};
+            return {deque_spec::steal, r.status, r.value};
           });
       });
     for (auto& th : pool) th.join();
-    std::vector<test::timed<deque_spec::op>> history;
-    for (const auto& log : logs) history.insert(history.end(), log.begin(), log.end());
     std::string why;
-    if (!test::linearizability_checker<deque_spec>::check(history, {}, &why))
+    if (!test::linearizability_checker<deque_spec>::check(log.history(), {}, &why))
       FAIL() << "round " << round << ": " << why;
   }
 }

@@ -117,13 +117,7 @@ INSTANTIATE_TEST_SUITE_P(Threads, MpmcStress, ::testing::Values(1, 2, 4, 8), [](
 template <bool Strict>
 struct queue_spec {
   using state = std::vector<std::uint64_t>; // front first
-  struct state_hash {
-    std::size_t operator()(const state& q) const noexcept {
-      std::size_t h = q.size();
-      for (const std::uint64_t v : q) h = h * 1000003 ^ std::hash<std::uint64_t>()(v);
-      return h;
-    }
-  };
+  using state_hash = test::sequence_hash;
   struct op {
     bool push;
     std::uint64_t value; // pushed or popped
@@ -158,35 +152,25 @@ void histories_are_linearizable(Make make_queue) {
   const long rounds = lfcore_stress::scaled(2000, 10, 100);
   for (long round = 0; round < rounds; ++round) {
     Queue q = make_queue();
-    std::atomic<std::uint64_t> clock{0};
-    std::atomic<int> ready{0};
-    std::vector<test::timed<typename spec::op>> history;
-    std::vector<std::vector<test::timed<typename spec::op>>> logs(threads);
+    test::recorder<typename spec::op> log(threads);
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t)
       pool.emplace_back([&, t] {
         std::mt19937 rng(static_cast<unsigned>(round * threads + t));
-        ready++;
-        while (ready.load() < threads) std::this_thread::yield();
-        for (int i = 0; i < ops_per_thread; ++i) {
-          test::timed<typename spec::op> e;
-          e.thread = t;
-          const std::uint64_t v = std::uint64_t(t) << 32 | std::uint64_t(i);
-          e.invoked = clock.fetch_add(1);
-          if (rng() % 2 == 0) {
-            e.op = {true, v, q.try_push(v)};
-          } else {
+        log.start();
+        for (int i = 0; i < ops_per_thread; ++i)
+          log.record(t, [&]() -> typename spec::op {
+            if (rng() % 2 == 0) {
+              const std::uint64_t v = std::uint64_t(t) << 32 | std::uint64_t(i);
+              return {true, v, q.try_push(v)};
+            }
             const std::optional<std::uint64_t> got = q.try_pop();
-            e.op = {false, got.value_or(0), got.has_value()};
-          }
-          e.returned = clock.fetch_add(1);
-          logs[static_cast<std::size_t>(t)].push_back(e);
-        }
+            return {false, got.value_or(0), got.has_value()};
+          });
       });
     for (auto& th : pool) th.join();
-    for (const auto& log : logs) history.insert(history.end(), log.begin(), log.end());
     std::string why;
-    if (!test::linearizability_checker<spec>::check(history, {}, &why))
+    if (!test::linearizability_checker<spec>::check(log.history(), {}, &why))
       FAIL() << "round " << round << ": " << why;
   }
 }

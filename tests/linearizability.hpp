@@ -29,6 +29,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -36,17 +37,64 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <type_traits>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
 namespace test {
 
+/// A state_hash for states that are sequences (a queue's or deque's contents).
+struct sequence_hash {
+  template <class Sequence>
+  std::size_t operator()(const Sequence& s) const noexcept {
+    std::size_t h = s.size();
+    for (const auto& v : s) h = h * 1000003 ^ std::hash<std::decay_t<decltype(v)>>()(v);
+    return h;
+  }
+};
+
 template <class Op>
 struct timed {
   Op op;
   std::uint64_t invoked = 0, returned = 0;
   int thread = 0;
+};
+
+/// Records what `threads` threads do, on one clock. Each thread calls start()
+/// first, then record() around each operation; history() after they joined.
+template <class Op>
+class recorder {
+public:
+  explicit recorder(int threads) : logs_(static_cast<std::size_t>(threads)) {}
+
+  /// Returns once every thread called it, so that they run together.
+  void start() {
+    ready_.fetch_add(1);
+    while (ready_.load() < static_cast<int>(logs_.size())) std::this_thread::yield();
+  }
+  /// Runs call(), which performs one operation and returns it as an Op with
+  /// its result, as thread t's next operation.
+  template <class Call>
+  void record(int t, Call&& call) {
+    timed<Op> e;
+    e.thread = t;
+    e.invoked = clock_.fetch_add(1);
+    e.op = call();
+    e.returned = clock_.fetch_add(1);
+    logs_[static_cast<std::size_t>(t)].push_back(e);
+  }
+  std::vector<timed<Op>> history() const {
+    std::vector<timed<Op>> all;
+    for (const auto& log : logs_) all.insert(all.end(), log.begin(), log.end());
+    return all;
+  }
+
+private:
+  std::atomic<std::uint64_t> clock_{0}; // seq_cst: its ticks order the operations in real time
+  std::atomic<int> ready_{0};
+  std::vector<std::vector<timed<Op>>> logs_;
 };
 
 template <class Spec>

@@ -69,6 +69,14 @@
 // Ordering: insert, insert_or_assign and erase are linearizable (at the CAS
 // that appends, replaces or marks); find/contains/visit at the read of the
 // leaf's next word. A value found happens-after its insertion.
+// Exceptions: Hash, KeyEqual, the element's constructors and the allocator
+// may throw (std::bad_alloc also comes from a thread's first guards); a call
+// that throws has changed nothing and leaked nothing (the strong guarantee;
+// tested for every fault position). An erase or a replacement never throws
+// once it took effect at its CAS: if KeyEqual throws while it unlinks what it
+// marked, the next writer passing by unlinks it. Iteration steps may throw
+// (KeyEqual, std::less<> on keys with equal hashes) and leave the iterator as
+// it was. Destructors must not throw: reclamation runs them in noexcept scans.
 // Iteration: weakly consistent, in (hash, key) order (keys with equal hashes
 // by std::less<>); every key present for the whole iteration is visited
 // once, no key twice, and a key whose erase completed before the step that
@@ -408,8 +416,11 @@ public:
     } while (!l->next.compare_exchange_weak(w, w | deleted, std::memory_order_release,
                                             std::memory_order_relaxed));
     adjust_size(-1);
-    writer g;
-    unlink_and_compress(leaf_hash(*l), LeafPolicy::key(*l), *g);
+    try {
+      writer g;
+      tidy_after(leaf_hash(*l), LeafPolicy::key(*l), *g);
+    } catch (const std::bad_alloc&) { // no guards: the next writer unlinks the leaf
+    }
     return 1;
   }
   /// Erases every element present when the call reaches it (not atomic).
@@ -566,7 +577,7 @@ private:
       if (s.found->next.compare_exchange_strong(
               expected, expected | deleted, std::memory_order_release, std::memory_order_relaxed)) {
         adjust_size(-1);
-        unlink_and_compress(h, key, *g);
+        tidy_after(h, key, *g);
         return 1;
       }
     }
@@ -917,6 +928,18 @@ private:
     spot s = locate(h, key, g); // unlinks the erased leaf (and any other marked leaf on the way)
     while (config_.compress_empty_levels && remove_if_empty(s, h, g)) s = locate(h, key, g);
   }
+  // The same, after an operation took effect at its CAS (erase, replace):
+  // unlinking what it marked is help every later writer passing by also
+  // gives, so if KeyEqual throws meanwhile the operation has still
+  // succeeded - it returns normally and leaves the marked leaf (or an empty
+  // level) to the next writer. An operation that throws changed nothing.
+  template <class K>
+  void tidy_after(std::uint64_t h, const K& key, writer_guards& g) noexcept {
+    try {
+      unlink_and_compress(h, key, g);
+    } catch (...) { // KeyEqual's exception: see above
+    }
+  }
 
   // Steps 1-4 above for s.node, if its chain for h is empty and so are all
   // its other buckets. True if s.node was removed.
@@ -1040,19 +1063,34 @@ private:
     }
   }
 
+  // A leaf built for an insert: freed unless it was published, so that an
+  // exception before the linking CAS (KeyEqual in a search, a new level's
+  // allocation) leaks nothing.
+  struct unpublished_leaf {
+    leaf* l;
+    explicit unpublished_leaf(leaf* fresh = nullptr) noexcept : l(fresh) {}
+    unpublished_leaf(const unpublished_leaf&) = delete;
+    unpublished_leaf& operator=(const unpublished_leaf&) = delete;
+    ~unpublished_leaf() {
+      if (l != nullptr) leaf_deleter()(l);
+    }
+    leaf* published() noexcept { return std::exchange(l, nullptr); }
+  };
+
   // Appends `fresh` (whose key is absent) or returns the live element with its
   // key; fresh is allocated by make(h) only when needed and freed if unused.
+  // Strong guarantee: if anything throws, the map is unchanged.
   template <class K, class Make>
   std::pair<const_iterator, bool> emplace_if_absent(const K& key, Make make) {
     const std::uint64_t h = hash_of(key);
     writer g;
-    leaf* fresh = nullptr;
+    unpublished_leaf fresh;
     guard keep = make_guard(); // for the returned iterator
     for (;;) {
       // Once make() ran, key may have been moved from: search with fresh's.
-      const spot s = fresh != nullptr ? locate(h, LeafPolicy::key(*fresh), *g) : locate(h, key, *g);
+      const spot s = fresh.l != nullptr ? locate(h, LeafPolicy::key(*fresh.l), *g)
+                                        : locate(h, key, *g);
       if (s.found != nullptr) {
-        if (fresh != nullptr) leaf_deleter()(fresh);
         keep.reset_protection(s.found); // safe: g.cur protects it
         return {const_iterator(this, s.found, std::move(keep)), false};
       }
@@ -1061,24 +1099,26 @@ private:
         continue;
       }
       if (close_if_full(s)) continue;
-      if (fresh == nullptr) {
-        fresh = make(h);
-        keep.reset_protection(fresh); // before it is published
+      if (fresh.l == nullptr) {
+        fresh.l = make(h);
+        keep.reset_protection(fresh.l); // before it is published
       }
-      if (link_at_end(s, fresh)) {
+      if (link_at_end(s, fresh.l)) {
         adjust_size(1);
-        return {const_iterator(this, fresh, std::move(keep)), true};
+        return {const_iterator(this, fresh.published(), std::move(keep)), true};
       }
     }
   }
 
-  // insert_or_assign with a prepared leaf.
-  std::pair<const_iterator, bool> assign(leaf* fresh) {
+  // insert_or_assign with a prepared leaf, which it owns from the start.
+  // Strong guarantee, as emplace_if_absent.
+  std::pair<const_iterator, bool> assign(leaf* prepared) {
+    unpublished_leaf fresh(prepared);
     writer g;
     guard keep = make_guard();
-    keep.reset_protection(fresh); // before it is published
-    const auto& key = LeafPolicy::key(*fresh);
-    const std::uint64_t h = leaf_hash(*fresh);
+    keep.reset_protection(fresh.l); // before it is published
+    const auto& key = LeafPolicy::key(*fresh.l);
+    const std::uint64_t h = leaf_hash(*fresh.l);
     for (;;) {
       const spot s = locate(h, key, *g);
       if (s.found == nullptr) {
@@ -1087,21 +1127,22 @@ private:
           continue;
         }
         if (close_if_full(s)) continue;
-        if (link_at_end(s, fresh)) {
+        if (link_at_end(s, fresh.l)) {
           adjust_size(1);
-          return {const_iterator(this, fresh, std::move(keep)), true};
+          return {const_iterator(this, fresh.published(), std::move(keep)), true};
         }
         continue;
       }
       // Replace: fresh takes found's place, found is marked with fresh as its
       // successor, in one CAS ([trie.mark]); then unlink found.
-      fresh->next.store(s.found_next, std::memory_order_relaxed); // published by the CAS
+      fresh.l->next.store(s.found_next, std::memory_order_relaxed); // published by the CAS
       word expected = s.found_next;
-      if (s.found->next.compare_exchange_strong(expected, to_word(fresh) | deleted,
+      if (s.found->next.compare_exchange_strong(expected, to_word(fresh.l) | deleted,
                                                 std::memory_order_release,
                                                 std::memory_order_relaxed)) {
-        locate(h, key, *g); // unlinks found
-        return {const_iterator(this, fresh, std::move(keep)), false};
+        leaf* const l = fresh.published();
+        tidy_after(h, LeafPolicy::key(*l), *g); // unlinks found
+        return {const_iterator(this, l, std::move(keep)), false};
       }
     }
   }

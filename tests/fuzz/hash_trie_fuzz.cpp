@@ -8,6 +8,9 @@
 // contents, and erase it only if it is still the element they reached.
 // Keys are placed (placed_hash.hpp) so that few bytes build towers of levels
 // that compression takes down again and chains of fully colliding keys.
+// The input can also make the next call's KeyEqual or allocation throw at
+// its k-th use: a call that throws must have changed nothing (the map equals
+// the model) and leaked nothing (every element is destroyed by the end).
 #include "../placed_hash.hpp"
 #include "fuzz_input.hpp"
 
@@ -18,6 +21,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <new>
 #include <utility>
 
 namespace {
@@ -54,9 +58,38 @@ struct placing_hash {
   std::size_t operator()(key k) const noexcept { return test::unmix_hash(placement(k)); }
 };
 
+// Fault injection: armed with k, a fault fires at its k-th use from now.
+struct fault {
+  int countdown = 0; // 0: disarmed
+  bool fires() { return countdown > 0 && --countdown == 0; }
+};
+fault equality_fault, allocation_fault;
+struct injected {}; // what a KeyEqual that fires throws
+
+struct faulty_equal {
+  bool operator()(key a, key b) const {
+    if (equality_fault.fires()) throw injected{};
+    return a == b;
+  }
+};
+template <class T>
+struct faulty_allocator { // stateless, as the map requires
+  using value_type = T;
+  faulty_allocator() = default;
+  template <class U>
+  faulty_allocator(const faulty_allocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    if (allocation_fault.fires()) throw std::bad_alloc();
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) noexcept { std::allocator<T>().deallocate(p, n); }
+  friend bool operator==(faulty_allocator, faulty_allocator) noexcept { return true; }
+};
+
 template <class Hash>
 class session {
-  using map = lfcore::hash_trie_map<key, value, Hash>;
+  using map = lfcore::hash_trie_map<key, value, Hash, faulty_equal,
+                                    faulty_allocator<std::pair<const key, value>>>;
   using iterator = typename map::const_iterator;
   // The model: the map's iteration order is (mixed hash, key).
   struct entry {
@@ -124,7 +157,28 @@ private:
   }
 
   void step() {
-    switch (in_.below(17)) {
+    const unsigned op = in_.below(18);
+    if (op < 17) return call(op);
+    // One call that reaches a single key, with a fault armed: if it throws,
+    // nothing changed.
+    constexpr unsigned single_key_calls[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11};
+    fault& f = in_.coin() ? equality_fault : allocation_fault;
+    f.countdown = 1 + static_cast<int>(in_.below(8));
+    bool threw = false;
+    try {
+      call(single_key_calls[in_.below(std::size(single_key_calls))]);
+    } catch (const injected&) {
+      threw = true;
+    } catch (const std::bad_alloc&) {
+      threw = true;
+    }
+    equality_fault.countdown = allocation_fault.countdown = 0;
+    if (threw) check_contents();
+  }
+
+  // The calls. Each updates the model only once the map's call returned.
+  void call(unsigned op) {
+    switch (op) {
     case 0: { // insert(value_type&&)
       const key k = next_key();
       const std::uint64_t v = next_value();
@@ -154,7 +208,8 @@ private:
     }
     case 4: { // erase(key)
       const key k = next_key();
-      FUZZ_CHECK(map_.erase(k) == model_.erase(position_of(k)));
+      const std::size_t erased = map_.erase(k);
+      FUZZ_CHECK(erased == model_.erase(position_of(k)));
       break;
     }
     case 5: { // find, kept in a slot

@@ -57,8 +57,10 @@ struct string_equal {
 };
 
 // A stateless allocator counting the blocks - leaves and hash nodes - that
-// the maps using it hold (one counter for all of them).
+// the maps using it hold (one counter for all of them). Set
+// fail_allocation_at = k to make the k-th allocation from now throw.
 inline std::atomic<long> counted_blocks{0};
+inline int fail_allocation_at = 0;
 template <class T>
 struct counting_allocator {
   using value_type = T;
@@ -66,6 +68,7 @@ struct counting_allocator {
   template <class U>
   counting_allocator(const counting_allocator<U>&) noexcept {}
   T* allocate(std::size_t n) {
+    if (fail_allocation_at > 0 && --fail_allocation_at == 0) throw std::bad_alloc();
     counted_blocks++;
     return std::allocator<T>().allocate(n);
   }
@@ -78,6 +81,16 @@ struct counting_allocator {
 template <class R>
 using counted_map = lfcore::hash_trie_map<long, long, std::hash<long>, std::equal_to<long>,
                                           counting_allocator<std::pair<const long, long>>, R>;
+
+// Equality that throws at its k-th call from now (fail_comparison_at = k).
+inline int fail_comparison_at = 0;
+struct comparison_failed {};
+struct failing_equal {
+  bool operator()(long a, long b) const {
+    if (fail_comparison_at > 0 && --fail_comparison_at == 0) throw comparison_failed{};
+    return a == b;
+  }
+};
 
 template <class Map>
 std::vector<typename Map::key_type> keys_in_order(const Map& m) {
@@ -684,3 +697,66 @@ TYPED_TEST(HashTrieMap, PooledLeavesAreReusedUnderConcurrentChurn) {
   const std::size_t bound = TypeParam::bounded_garbage ? without_reuse / 4 : without_reuse * 3 / 4;
   EXPECT_LT(grown, bound) << inserted.load() << " leaves inserted";
 }
+
+// The strong guarantee: a call that throws - KeyEqual, or an allocation
+// (a leaf, a new level) - has changed nothing and leaked nothing; an erase
+// or a replacement that took effect returns normally even if KeyEqual throws
+// while it unlinks what it marked (the next writer finishes that). Every
+// fault position of every modifier, on keys that collide completely (so
+// every search compares) in the tiny shape (so inserts open levels).
+TYPED_TEST(HashTrieMap, ACallThatThrowsChangesNothingAndLeaksNothing) {
+  using map = lfcore::hash_trie_map<long, test::tracked, constant_hash, failing_equal,
+                                    counting_allocator<std::pair<const long, test::tracked>>,
+                                    TypeParam>;
+  test::tracked::live = 0;
+  {
+    map m(hash_trie_config{1, 1, 2});
+    std::map<long, long> expected;
+    const auto contents = [&] {
+      std::map<long, long> now;
+      for (const auto& kv : m) now.emplace(kv.first, kv.second.value);
+      return now;
+    };
+    long next_value = 0;
+    const auto modify = [&](int call, long k) {
+      const long v = ++next_value;
+      switch (call) {
+      case 0:
+        if (m.insert({k, test::tracked(v)}).second) expected.emplace(k, v);
+        break;
+      case 1:
+        if (m.try_emplace(k, v).second) expected.emplace(k, v);
+        break;
+      case 2:
+        m.insert_or_assign(k, test::tracked(v));
+        expected[k] = v;
+        break;
+      case 3:
+        if (m.erase(k) == 1) expected.erase(k);
+        break;
+      default:
+        if (const auto it = m.find(k); it != m.end() && m.erase(it) == 1) expected.erase(k);
+      }
+    };
+    int threw = 0;
+    for (int round = 0; round < 2000; ++round) {
+      const int call = round % 5, fault_at = 1 + round / 5 % 12;
+      const long k = (round * 7) % 6;
+      (round / 60 % 2 == 0 ? fail_comparison_at : fail_allocation_at) = fault_at;
+      try {
+        modify(call, k);
+      } catch (const comparison_failed&) {
+        ++threw;
+      } catch (const std::bad_alloc&) {
+        ++threw;
+      }
+      fail_comparison_at = fail_allocation_at = 0;
+      ASSERT_EQ(contents(), expected) << "round " << round;
+      ASSERT_EQ(m.size(), expected.size());
+    }
+    EXPECT_GT(threw, 100); // the faults did fire, at every stage of the calls
+  }
+  TypeParam::default_domain().reclaim();
+  EXPECT_EQ(test::tracked::live.load(), 0) << "an element leaked";
+}
+

@@ -217,6 +217,12 @@ bool update_properties(const atom_entry& d, Edit edit) {
     property_block* old = hp.protect(d.properties);
     property_block* fresh = edit(old);
     if (fresh == nullptr) return false;
+    try {
+      hazard_pointer_default_domain().reserve_retire(); // retiring old cannot fail below
+    } catch (...) {
+      property_block::deleter()(fresh);
+      throw;
+    }
     // [atom.props.publish] release: the new block's items are written first.
     // No ABA: old is protected, so it cannot be freed and reused meanwhile.
     if (d.properties.compare_exchange_strong(old, fresh, std::memory_order_acq_rel,
@@ -388,17 +394,19 @@ bool atom_table::remove_property(atom a, property_kind kind) {
 functor atom_table::functor_of(atom name, std::uint32_t arity) {
   const atom_entry& d = data(name);
   const detail::functor_entry* result = nullptr;
-  detail::functor_entry* mine = nullptr; // allocated once, freed if another thread wins
+  // Allocated once; freed if another thread's functor won or anything threw.
+  std::unique_ptr<detail::functor_entry> mine;
   update_properties(d, [&](const property_block* old) -> property_block* {
     if (const property_item* p = find_item(old, property::functor, arity)) {
       result = reinterpret_cast<const detail::functor_entry*>(p->value);
       return nullptr;
     }
-    if (mine == nullptr) mine = new detail::functor_entry{name, arity};
-    result = mine;
-    return with_item(old, {property::functor, arity, reinterpret_cast<std::uintptr_t>(mine)});
+    if (mine == nullptr) mine.reset(new detail::functor_entry{name, arity});
+    result = mine.get();
+    return with_item(old,
+                     {property::functor, arity, reinterpret_cast<std::uintptr_t>(mine.get())});
   });
-  if (result != mine) delete mine;
+  if (result == mine.get()) static_cast<void>(mine.release()); // published: the atom owns it
   return functor(result);
 }
 

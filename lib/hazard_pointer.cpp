@@ -292,4 +292,12 @@ hazard_pointer_domain& hazard_pointer_default_domain() noexcept {
   return *domain;
 }
 
+namespace {
+// Built while the program starts: building it allocates, and this accessor
+// is noexcept, so a first use that ran out of memory later would terminate
+// a caller that handles std::bad_alloc (lfht_search reports ENOMEM; found by
+// the lfht fuzz target failing that allocation).
+[[maybe_unused]] hazard_pointer_domain& built_at_startup = hazard_pointer_default_domain();
+} // namespace
+
 } // namespace lfcore

@@ -94,12 +94,19 @@ lfht_head* init_lfht(std::size_t (*hash_func)(void*), int (*key_cmp)(void*, void
   }
 }
 
+// Every entry point catches std::bad_alloc: a thread's first call allocates
+// its hazard records, so even a lookup can run out of memory.
 void* lfht_search(lfht_head* head, void* key) {
   if (misuse(head, key)) return nullptr;
-  void* found = nullptr;
-  head->map.visit(c_key{key, &head->cb},
-                  [&](const table::value_type& kv) { found = kv.second.value(); });
-  return found;
+  try {
+    void* found = nullptr;
+    head->map.visit(c_key{key, &head->cb},
+                    [&](const table::value_type& kv) { found = kv.second.value(); });
+    return found;
+  } catch (const std::bad_alloc&) {
+    errno = ENOMEM;
+    return nullptr;
+  }
 }
 
 void* lfht_insert(lfht_head* head, void* key, void* value) {
@@ -117,11 +124,17 @@ void* lfht_insert(lfht_head* head, void* key, void* value) {
 void* lfht_remove(lfht_head* head, void* key) {
   if (misuse(head, key)) return nullptr;
   // Erase the very element we read, so that the value returned is the one
-  // this call removed; retry if it was replaced or removed meanwhile.
-  for (;;) {
-    table::const_iterator it = head->map.find(c_key{key, &head->cb});
-    if (it == head->map.end()) return nullptr;
-    if (head->map.erase(it) == 1) return it->second.value();
+  // this call removed; retry if it was replaced or removed meanwhile. Only
+  // find can throw: erase(it) does not once it took effect.
+  try {
+    for (;;) {
+      table::const_iterator it = head->map.find(c_key{key, &head->cb});
+      if (it == head->map.end()) return nullptr;
+      if (head->map.erase(it) == 1) return it->second.value();
+    }
+  } catch (const std::bad_alloc&) {
+    errno = ENOMEM;
+    return nullptr;
   }
 }
 

@@ -178,6 +178,12 @@ private:
   // Owner only: a twice larger array holding [t, b).
   array* grow(array* old, std::int64_t t, std::int64_t b) {
     array* bigger = make_array(2 * (old->mask + 1));
+    try {
+      hazard_pointer_default_domain().reserve_retire(); // retiring old cannot fail below
+    } catch (...) {
+      free_array(bigger);
+      throw;
+    }
     for (std::int64_t i = t; i < b; ++i)
       bigger->slot(i).store(old->slot(i).load(std::memory_order_relaxed),
                             std::memory_order_relaxed);

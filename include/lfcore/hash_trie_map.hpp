@@ -530,6 +530,10 @@ private:
     node_allocator a;
     node_traits::deallocate(a, reinterpret_cast<word*>(node), node_words(bits));
   }
+  // Callers reserve_retire() before the CAS that unlinks the node: the
+  // unlink cannot be undone, so retiring must not fail after it (a node
+  // unlinked and not retired would leak).
+  static void reserve_retire() { Reclamation::default_domain().reserve_retire(); }
   static void retire(leaf* l) { Reclamation::default_domain().retire(l, leaf_deleter()); }
   struct hash_node_deleter { // stateless, as leaf_deleter
     void operator()(hash_node* n) const noexcept { free_hash_node(n); }
@@ -852,6 +856,7 @@ private:
       // was read while cur was in the chain.
       if (link->load(std::memory_order_acquire) != w) return false;
       if (is_deleted(nw)) {
+        reserve_retire();
         word expected = w;
         // [trie.unlink] release: pairs with [trie.read]; the successor was
         // published before (it was linked after cur).
@@ -1052,6 +1057,7 @@ private:
               s, h, [](const leaf&) { return false; }, g))
         continue;
       if (s.end != to_word(level)) return;
+      reserve_retire();
       word expected = to_word(level);
       // [trie.detach] release, as [trie.link]: the chain end is published
       // like a link. The chain is open again: inserts may append to it.

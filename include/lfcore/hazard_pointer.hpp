@@ -80,7 +80,9 @@
 // orphans, not other live threads' (fewer than R each), which wait for their
 // owner's next scan or exit; the default domain is never destroyed, so objects
 // still pending at exit are not reclaimed (they stay reachable, leak checkers
-// stay quiet) - call reclaim() first if their deleters have effects.
+// stay quiet) - call reclaim() first if their deleters have effects. The
+// default domain is built while the program starts (its accessor is
+// noexcept, so a later first use could not report running out of memory).
 #pragma once
 
 #include "lfcore/cache_padded.hpp"
@@ -198,6 +200,17 @@ public:
   template <class T, class D = std::default_delete<T>>
   void retire(T* p, D deleter = D()) {
     push_retired(detail::make_retired_entry(p, std::move(deleter)));
+  }
+
+  /// Makes the calling thread's next retire() with a stateless deleter
+  /// allocate nothing (it would otherwise allocate a block now and then).
+  /// A container calls it before the CAS that unlinks a node, which cannot be
+  /// undone: retiring the node afterwards then cannot fail. May throw
+  /// std::bad_alloc, and then nothing changed.
+  void reserve_retire() {
+    thread_state& ts = local();
+    if (ts.retired == nullptr || ts.retired->count == detail::retired_block::capacity)
+      add_block(ts);
   }
 
   /// Synchronous cleanup: scans the caller's retired entries and the orphans of

@@ -6,7 +6,10 @@
 //   R::domain_type      where nodes go once unlinked: d.retire(p, deleter) runs
 //                       deleter(p) once no reader can still hold p, and
 //                       d.reclaim() frees now what it can (the caller must not
-//                       be inside a section nor hold a guard).
+//                       be inside a section nor hold a guard). retire may
+//                       allocate (std::bad_alloc); d.reserve_retire() does that
+//                       allocation ahead, so that a node unlinked after it is
+//                       retired without a failure in between.
 //   R::default_domain() the domain a container uses unless given another.
 //   R::section          RAII read-side section, movable. R::read_section()
 //                       enters one; a default-constructed section is outside.

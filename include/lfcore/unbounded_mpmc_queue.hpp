@@ -203,6 +203,7 @@ public:
       if (tail == head)
         tail_->compare_exchange_strong(tail, next, std::memory_order_release,
                                        std::memory_order_relaxed);
+      domain_->reserve_retire(); // retiring head after the CAS cannot fail then
       // release: pairs with protect()'s acquire on head_.
       if (head_->compare_exchange_strong(head, next, std::memory_order_release,
                                          std::memory_order_relaxed)) {

@@ -8,7 +8,10 @@
 // names its text for as long as the rules say it is valid; that collect()
 // frees exactly the atoms neither permanent nor referenced; and that UTF-8
 // validation agrees with a second, independent decoder (below) on every
-// byte string, at the same offset.
+// byte string, at the same offset. Any call can also meet a failing
+// allocation (failing_new.hpp): it must then return LFCORE_ATOM_ENOMEM and
+// change nothing (collect: it may have collected some atoms).
+#include "failing_new.hpp"
 #include "fuzz_input.hpp"
 
 #include <lfcore_atoms.h>
@@ -23,6 +26,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 
 namespace {
 
@@ -118,7 +122,10 @@ private:
   }
 
   void step() {
-    switch (in_.below(12)) {
+    switch (in_.below(13)) {
+    case 12:
+      call_failing_allocation();
+      break;
     case 0:
       intern();
       break;
@@ -195,6 +202,108 @@ private:
       break;
     }
     }
+  }
+
+  // One call whose k-th allocation fails, sometimes on a new thread (which
+  // also allocates its hazard records): LFCORE_ATOM_ENOMEM and no change, or
+  // success as usual. (The model allocates only outside the armed scope.)
+  void call_failing_allocation() {
+    const int fail_at = 1 + static_cast<int>(in_.below(8));
+    const bool new_thread = in_.below(8) == 0;
+    const std::string text = pick_text();
+    const unsigned which = atoms_.empty() ? 0 : in_.below(5);
+    atom_model* m = which >= 2 ? &pick_atom()->second : nullptr;
+    const std::uint32_t kind = LFCORE_PROPERTY_FIRST_USER + in_.below(2);
+    const std::uint32_t arity = in_.below(3);
+    const unsigned flags = in_.below(2); // permanent or LFCORE_ATOM_REF
+    lfcore_atom a = 0;
+    lfcore_functor f = 0;
+    std::size_t collected = 0;
+    int status = LFCORE_ATOM_OK;
+    const auto call = [&] {
+      fuzz::failing_new armed(fail_at);
+      switch (which) {
+      case 0:
+        status = lfcore_atoms_intern(table_, text.data(), text.size(), flags, &a);
+        break;
+      case 1:
+        status = lfcore_atoms_collect(table_, &collected);
+        break;
+      case 2:
+        status = lfcore_atoms_set_property(table_, m->handle, kind, 7);
+        break;
+      case 3:
+        status = lfcore_atoms_remove_property(table_, m->handle, kind);
+        break;
+      default:
+        status = lfcore_atoms_functor(table_, m->handle, arity, &f);
+      }
+    };
+    if (new_thread)
+      std::thread(call).join();
+    else
+      call();
+    FUZZ_CHECK(status == LFCORE_ATOM_OK || status == LFCORE_ATOM_ENOMEM ||
+               (which == 3 && status == LFCORE_ATOM_ENOTFOUND));
+    const bool failed = status == LFCORE_ATOM_ENOMEM;
+    switch (which) {
+    case 0:
+      if (failed) {
+        FUZZ_CHECK(a == 0);
+      } else {
+        auto [e, created] = atoms_.try_emplace(text, atom_model{a, false, 0, {}, {}});
+        FUZZ_CHECK(e->second.handle == a);
+        if (flags == 0)
+          e->second.permanent = true, e->second.refs = 0;
+        else if (!e->second.permanent)
+          ++e->second.refs;
+      }
+      break;
+    case 1: // collect is not atomic: on failure, some collectable atoms may be gone
+      if (!failed) {
+        FUZZ_CHECK(collected == std::erase_if(atoms_, [](const auto& kv) {
+                     return !kv.second.permanent && kv.second.refs == 0;
+                   }));
+      } else {
+        std::set<lfcore_atom> present;
+        lfcore_atoms_for_each(
+            table_,
+            [](lfcore_atom x, void* ctx) {
+              static_cast<std::set<lfcore_atom>*>(ctx)->insert(x);
+              return 0;
+            },
+            &present);
+        std::erase_if(atoms_, [&](const auto& kv) {
+          const bool collectable = !kv.second.permanent && kv.second.refs == 0;
+          FUZZ_CHECK(collectable || present.count(kv.second.handle) == 1);
+          return collectable && present.count(kv.second.handle) == 0;
+        });
+      }
+      break;
+    case 2:
+      if (!failed) m->properties[kind] = 7;
+      break;
+    case 3:
+      FUZZ_CHECK(status == (m->properties.count(kind) != 0 ? LFCORE_ATOM_OK
+                                                           : LFCORE_ATOM_ENOTFOUND) ||
+                 failed);
+      if (status == LFCORE_ATOM_OK) m->properties.erase(kind);
+      break;
+    default:
+      if (!failed) {
+        auto [known, created] = m->functors.try_emplace(arity, f);
+        FUZZ_CHECK(known->second == f);
+      }
+    }
+    check_all(); // which also reads every property below
+    for (const auto& [t, am] : atoms_)
+      for (const std::uint32_t k : {LFCORE_PROPERTY_FIRST_USER, LFCORE_PROPERTY_FIRST_USER + 1}) {
+        std::uintptr_t v = 0;
+        const auto p = am.properties.find(k);
+        FUZZ_CHECK(lfcore_atoms_get_property(table_, am.handle, k, &v) ==
+                   (p != am.properties.end() ? LFCORE_ATOM_OK : LFCORE_ATOM_ENOTFOUND));
+        FUZZ_CHECK(p == am.properties.end() || v == p->second);
+      }
   }
 
   void intern() {

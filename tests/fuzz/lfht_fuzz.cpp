@@ -11,7 +11,10 @@
 // (hash, key) order of iteration, that the table hands back its own key
 // pointers, and that each key the table took is freed exactly once - after
 // lfht_remove (once reclaimed) or in lfht_free - and no other key ever.
+// Any call can also meet a failing allocation (failing_new.hpp): it must
+// then report ENOMEM and change nothing.
 #include "../placed_hash.hpp"
+#include "failing_new.hpp"
 #include "fuzz_input.hpp"
 
 #include <lfht.h>
@@ -27,6 +30,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -149,7 +153,10 @@ private:
   }
 
   void step() {
-    switch (in_.below(9)) {
+    switch (in_.below(10)) {
+    case 9:
+      call_failing_allocation();
+      break;
     case 0: { // insert: get-or-insert
       void* k = pick_key();
       void* v = next_value();
@@ -206,6 +213,92 @@ private:
     case 8:
       lfcore::hazard_pointer_default_domain().reclaim();
       break;
+    }
+  }
+
+  // One call whose k-th allocation fails: either it succeeds as usual, or it
+  // returns its failure value with errno ENOMEM and the table is unchanged.
+  // (The model's own allocations happen outside the armed scope.) On a new
+  // thread, the call also allocates that thread's guards (hazard records).
+  void call_failing_allocation() {
+    const int fail_at = 1 + static_cast<int>(in_.below(6));
+    const unsigned which = in_.below(5);
+    const bool new_thread = in_.below(8) == 0;
+    void* key = which == 4 ? nullptr : pick_key();
+    const auto m = key != nullptr ? model_.find(position_of(key)) : model_.end();
+    const bool present = m != model_.end();
+    void* const value = next_value();
+    std::vector<void*> seen;
+    seen.reserve(model_.size() + 1); // the callback must not allocate
+    void* got = nullptr;
+    int status = 0;
+    int error = 0;
+    const auto call = [&] {
+      errno = 0;
+      fuzz::failing_new armed(fail_at);
+      switch (which) {
+      case 0:
+        got = lfht_insert(head_, key, value);
+        break;
+      case 1:
+        got = lfht_search(head_, key);
+        break;
+      case 2:
+        got = lfht_remove(head_, key);
+        break;
+      case 3:
+        got = lfht_next_key(head_, key);
+        break;
+      default:
+        status = lfht_for_each(
+            head_,
+            [](void* k, void*, void* arg) {
+              static_cast<std::vector<void*>*>(arg)->push_back(k);
+              return 0;
+            },
+            &seen);
+      }
+      error = errno;
+    };
+    if (new_thread)
+      std::thread(call).join();
+    else
+      call();
+    const bool failed = error == ENOMEM;
+    if (failed) {
+      FUZZ_CHECK(got == nullptr && (which != 4 || status == -1));
+      if (which == 4) { // what it visited before failing is a prefix, in order
+        auto e = model_.begin();
+        for (void* k : seen) FUZZ_CHECK(e != model_.end() && (e++)->second.key == k);
+      }
+      if (key != nullptr) done_with(key, false);
+      check_contents(); // unchanged
+      return;
+    }
+    FUZZ_CHECK(error == 0);
+    switch (which) {
+    case 0:
+      FUZZ_CHECK(got == (present ? m->second.value : value));
+      if (!present) model_.emplace(position_of(key), entry{key, value});
+      done_with(key, !present);
+      break;
+    case 1:
+      FUZZ_CHECK(got == (present ? m->second.value : nullptr));
+      done_with(key, false);
+      break;
+    case 2:
+      FUZZ_CHECK(got == (present ? m->second.value : nullptr));
+      if (present) model_.erase(m);
+      done_with(key, false);
+      break;
+    case 3: {
+      const auto next = successor(key);
+      FUZZ_CHECK(got == (next != model_.end() ? next->second.key : nullptr));
+      done_with(key, false);
+      break;
+    }
+    default:
+      FUZZ_CHECK(status == 0 && seen.size() == model_.size());
     }
   }
 

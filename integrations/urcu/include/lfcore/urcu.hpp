@@ -144,6 +144,14 @@ public:
     if (current->count == batch_capacity) submit(std::exchange(current, nullptr));
   }
 
+  /// Makes the calling thread's next retire() with a stateless deleter
+  /// allocate nothing (see hazard_pointer_domain::reserve_retire). May throw
+  /// std::bad_alloc, and then nothing changed.
+  void reserve_retire() {
+    batch*& current = local().current;
+    if (current == nullptr) current = new batch;
+  }
+
   /// Hands on the caller's partial batch and the orphans, then waits until
   /// every callback submitted so far ran (rcu_barrier). Returns how many
   /// objects were deleted meanwhile (by any thread's batches). Must not be

@@ -100,7 +100,8 @@ int lfcore_atoms_retain(lfcore_atom_table *table, lfcore_atom atom);
 int lfcore_atoms_release(lfcore_atom_table *table, lfcore_atom atom);
 int lfcore_atoms_make_permanent(lfcore_atom_table *table, lfcore_atom atom);
 /* Frees every atom neither permanent nor referenced; *collected (may be
- * NULL) gets how many. */
+ * NULL) gets how many. Not atomic: on LFCORE_ATOM_ENOMEM some of them may
+ * have been freed already (the others stay valid). */
 int lfcore_atoms_collect(lfcore_atom_table *table, size_t *collected);
 
 /* Properties: one opaque word per (atom, kind); the table never frees it.

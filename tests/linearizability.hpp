@@ -6,7 +6,9 @@
 // fetch_add, so every tick is unique and "a returned before b was invoked"
 // is real-time order. The history is linearizable if some order of the
 // operations that respects real-time order replays on the sequential
-// specification and reproduces every recorded result.
+// specification and reproduces every recorded result. (The clock's seq_cst
+// RMWs are full fences between one thread's operations: reorderings inside
+// an operation are exercised, reorderings across two are not.)
 //
 // The search is Wing & Gong's (JPDC 1993) with Lowe's memoization ("Testing
 // for linearizability", CCPE 2017): place next an unplaced operation invoked

@@ -141,10 +141,9 @@ private:
       if (free_ != nullptr) owned_keys.insert(k);
       return;
     }
-    if (free_ == nullptr || integer_keys_ || owned_keys.count(k) != 0) return;
-    bool table_has_it = false;
-    for (const auto& [pos, e] : model_) table_has_it |= e.key == k;
-    if (!table_has_it) std::free(k);
+    // The table's own keys (present, or removed and not yet freed) are all
+    // in owned_keys; without key_free, harness_keys_ frees every blob at the end.
+    if (free_ != nullptr && !integer_keys_ && owned_keys.count(k) == 0) std::free(k);
   }
   void* next_value() { return reinterpret_cast<void*>(++values_ * 8); }
 

@@ -251,12 +251,7 @@ private:
       if (failed) {
         FUZZ_CHECK(a == 0);
       } else {
-        auto [e, created] = atoms_.try_emplace(text, atom_model{a, false, 0, {}, {}});
-        FUZZ_CHECK(e->second.handle == a);
-        if (flags == 0)
-          e->second.permanent = true, e->second.refs = 0;
-        else if (!e->second.permanent)
-          ++e->second.refs;
+        interned(text, a, flags == LFCORE_ATOM_REF);
       }
       break;
     case 1: // collect is not atomic: on failure, some collectable atoms may be gone
@@ -322,14 +317,18 @@ private:
       return;
     }
     FUZZ_CHECK(status == LFCORE_ATOM_OK && a != 0);
-    const bool counted = (flags & LFCORE_ATOM_REF) != 0;
+    interned(text, a, (flags & LFCORE_ATOM_REF) != 0);
+    check_name(text, a);
+  }
+
+  // The model after a successful intern of text that gave atom a.
+  void interned(const std::string& text, lfcore_atom a, bool counted) {
     auto [m, created] = atoms_.try_emplace(text, atom_model{a, false, 0, {}, {}});
     FUZZ_CHECK(m->second.handle == a); // the same atom for the same text
     if (!counted)
-      m->second.permanent = true, m->second.refs = 0;
+      m->second.permanent = true, m->second.refs = 0; // intern pins it
     else if (!m->second.permanent)
-      ++m->second.refs;
-    check_name(text, a);
+      ++m->second.refs; // a reference for the caller
   }
 
   void check_all() {

@@ -251,7 +251,7 @@ private:
       if (failed) {
         FUZZ_CHECK(a == 0);
       } else {
-        interned(text, a, flags == LFCORE_ATOM_REF);
+        interned(text, a, (flags & LFCORE_ATOM_REF) != 0);
       }
       break;
     case 1: // collect is not atomic: on failure, some collectable atoms may be gone

@@ -124,6 +124,7 @@ public:
       detail::stress_point();
       const std::size_t i = tail->enqueued->fetch_add(1, std::memory_order_relaxed);
       if (i < SegmentSize) {
+        detail::stress_point(); // claimed, not yet published: consumers of later slots run
         if (publish(tail->slots[i], v)) return;
         continue; // our consumer gave up on slot i; take another position
       }

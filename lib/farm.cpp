@@ -13,6 +13,8 @@ farm_base::farm_base(const farm_options& options)
     throw std::invalid_argument("lfcore::farm: capacity must be at least 1");
   if (options.prefetch == 0)
     throw std::invalid_argument("lfcore::farm: prefetch must be at least 1");
+  if (options.result_latency < std::chrono::microseconds(1))
+    throw std::invalid_argument("lfcore::farm: result_latency must be at least 1 us");
   (void)cpu_for_worker(pinning_, 0); // throws now for a list without CPUs
   detail::asymmetric_fence::init();  // wake() and wait_until_ready() pair light() with heavy()
   controls_.reserve(max_workers_);

@@ -82,10 +82,12 @@ void check(bool ok, const std::string& what) {
 }
 
 double lfcore_farm(lfcore::scheduling policy, int threads, std::uint64_t tasks, std::uint64_t iters,
-                   std::uint64_t expect) {
+                   std::uint64_t expect,
+                   std::chrono::microseconds result_latency = lfcore::farm_options{}.result_latency) {
   lfcore::farm_options o;
   o.workers = static_cast<unsigned>(threads);
   o.policy = policy;
+  o.result_latency = result_latency;
   lfcore::farm<std::uint64_t> f([iters](std::uint64_t i) { return farm_work(i, iters); }, o);
   std::uint64_t sum = 0;
   const double rate = tasks_per_second(tasks, [&] {
@@ -369,6 +371,13 @@ std::vector<sweep> farm_sweeps(const options& opt) {
         {"lfcore farm (round-robin)", true, [=](const point& p) {
            const std::uint64_t iters = stream->iters(), expect = stream->expect();
            return lfcore_farm(lfcore::scheduling::round_robin, p.threads, tasks, iters, expect);
+         }});
+    // The same, trading result latency for CPU (see farm_options::result_latency).
+    s.contenders.push_back(
+        {"lfcore farm (round-robin, 2 ms result latency)", true, [=](const point& p) {
+           const std::uint64_t iters = stream->iters(), expect = stream->expect();
+           return lfcore_farm(lfcore::scheduling::round_robin, p.threads, tasks, iters, expect,
+                              std::chrono::milliseconds(2));
          }});
 #if defined(LFCORE_HAVE_TBB)
     s.contenders.push_back(

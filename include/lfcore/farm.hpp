@@ -108,6 +108,15 @@ struct farm_options {
   std::size_t prefetch = 2;   ///< on_demand: tasks waiting per worker, at least 1
   std::size_t capacity = 512; ///< slots of each channel, at least 1 (rounded up to 2^k)
   bool ordered = false;       ///< deliver results in input order
+  /// How long a result may wait before the collector hands it to the sink
+  /// while results flow (the collector naps up to this long between drains;
+  /// see "Results reach the collector in batches" below), at least 1 us; 5 us
+  /// in stress builds. Longer saves CPU where each nap gathers few results
+  /// (one worker with tasks of 10 us or more: 2 ms cut the farm's CPU per
+  /// task 2.8x, bench/results/farm), at the cost of latency. The nap is cut to
+  /// the time half a ring takes to fill at the rate results have been
+  /// arriving, so a long latency does not make workers wait for room.
+  std::chrono::microseconds result_latency{stress_build ? 5 : 200};
   /// Where threads run: the emitter takes slot 0, worker i slot i + 1, the
   /// collector slot nw + 1 of the policy (cpu_for_worker).
   pin_policy pinning{};
@@ -336,8 +345,8 @@ public:
   using output_type = Out;
   using worker_function = std::function<Out(In)>;
 
-  /// Throws std::invalid_argument for zero workers, capacity or prefetch, or
-  /// an empty worker function.
+  /// Throws std::invalid_argument for zero workers, capacity or prefetch, a
+  /// result_latency under 1 us, or an empty worker function.
   farm(worker_function worker, const farm_options& options = {})
       : farm_base(options), worker_(std::move(worker)) {
     if (!worker_) throw std::invalid_argument("lfcore::farm: empty worker function");
@@ -426,8 +435,10 @@ private:
   // Results reach the collector in batches, because each wake-up of a
   // sleeping thread costs the waker a futex call and, on a VM, an
   // inter-processor interrupt: several microseconds of a worker's time.
-  // * While results flow, the collector polls: it sleeps result_latency at a
-  //   time (a timed futex wait) and drains what arrived; no worker wakes it.
+  // * While results flow, the collector polls: it sleeps up to
+  //   farm_options::result_latency at a time (a timed futex wait; less if
+  //   half a ring would fill sooner) and drains what arrived; no worker
+  //   wakes it.
   // * After poll_limit polls found nothing, it parks and sets
   //   collector_parked_. A worker that pushes a result and sees the flag
   //   wakes it at once; as the look is relaxed (no fence per result) and may
@@ -447,7 +458,6 @@ private:
   // batch (32 results or 200 us): 10 us tasks at nw = 1 went from 0.95-0.97
   // to 0.99 of the sequential loop's rate (bench/results/README.md, task farm).
   static constexpr std::uint64_t results_per_wake = stress_build ? 2 : 32;
-  static constexpr std::chrono::microseconds result_latency{stress_build ? 5 : 200};
   static constexpr int poll_limit = 2;
   // Between polls the collector yields a few times instead of idle_spins:
   // spinning for results that come in batches only takes a core from a worker.
@@ -705,7 +715,7 @@ private:
     if (batch.pending++ == 0) batch.oldest = timer.last;
     // relaxed: a hint, read per result; [farm.announce] is the guarantee.
     if (collector_parked_.load(std::memory_order_relaxed) || batch.pending >= results_per_wake ||
-        (timed && timer.last - batch.oldest + timer.per_task >= result_latency))
+        (timed && timer.last - batch.oldest + timer.per_task >= options_.result_latency))
       announce(batch);
     return true;
   }
@@ -775,22 +785,45 @@ private:
       for (unsigned i = 0; i < nw; ++i) any = refill(i) || any;
       return any;
     };
-    const bool nap = lanes[0]->output.capacity() >= gather_min_capacity;
+    const std::size_t ring = lanes[0]->output.capacity();
+    const bool nap = ring >= gather_min_capacity;
+    // How long the collector naps: options_.result_latency, cut to the time
+    // half a ring (of one worker, or of all together) takes to fill at the
+    // rate results came in over the last cycle (from one nap to the next).
+    // With the default latency the cut matters only for tasks under 1 us;
+    // with a long one it keeps workers from filling their rings and waking
+    // us (rings too small to nap on fill at once anyway).
+    const clock::duration latency = options_.result_latency;
+    clock::duration nap_length = latency;
+    clock::time_point cycle_start = clock::now();
+    std::size_t cycle_results = 0;
+    auto next_nap = [&] {
+      const clock::time_point now = clock::now();
+      if (nap && cycle_results > 0)
+        nap_length = std::min(latency, (now - cycle_start) * static_cast<clock::rep>(ring / 2) /
+                                           static_cast<clock::rep>(cycle_results));
+      cycle_start = now;
+      cycle_results = 0;
+      return nap_length;
+    };
     int empty_polls = 0;
     try {
       while (open > 0 && !stopped()) {
         repin_if_changed(nw + 1, epoch);
         if (const std::size_t delivered = drain(); delivered > 0) {
           empty_polls = 0;
-          if (nap && delivered < results_per_wake) gather_results(lanes);
+          cycle_results += delivered;
+          if (nap && delivered < results_per_wake) gather_results(lanes, next_nap());
         } else if (open > 0 && empty_polls < poll_limit) {
           ++empty_polls;
-          poll_for_results(changed);
+          poll_for_results(changed, next_nap());
         } else if (open > 0) {
           collector_parked_.store(true, std::memory_order_relaxed); // read after [farm.park]
           spinner never;                                            // spins = 0: parks at once
           wait_until_ready(collector_wake_, never, wakers::per_batch, changed, 0);
           collector_parked_.store(false, std::memory_order_relaxed);
+          cycle_start = clock::now(); // a pause is no measure of the rate
+          cycle_results = 0;
         }
       }
     } catch (...) {
@@ -800,10 +833,10 @@ private:
   }
 
   // Yields collector_spins times, then sleeps until `changed` reports a
-  // result or result_latency passed; a worker's end or a stop wakes it
-  // sooner (eventcount's notify counts timed waiters too).
+  // result or `nap` passed; a worker's end or a stop wakes it sooner
+  // (eventcount's notify counts timed waiters too).
   template <class Changed>
-  void poll_for_results(Changed& changed) {
+  void poll_for_results(Changed& changed, clock::duration nap) {
     for (int spin = 0; spin < collector_spins; ++spin) {
       if (changed() || stopped()) return;
       std::this_thread::yield();
@@ -813,7 +846,7 @@ private:
       collector_wake_.cancel_wait();
       return;
     }
-    collector_wake_.wait_until(key, clock::now() + result_latency);
+    collector_wake_.wait_until(key, clock::now() + nap);
   }
 
   // Results that trickle in (a drain found fewer than results_per_wake) are
@@ -821,15 +854,16 @@ private:
   // core that hands it to a worker for a slice, and results gather at no
   // cost. A yield that comes back at once means a core of our own: there the
   // collector took each 1 us task's result as it came and used 0.8 of a core
-  // doing it (schedstat, 2 vCPUs, one worker), so it naps result_latency
-  // instead (a timed nap on a busy core would preempt a worker 5,000 times a
-  // second: on-demand with 100 us tasks at nw = 2 lost 6% to it). A worker
+  // doing it (schedstat, 2 vCPUs, one worker), so it naps `nap` (see
+  // collector_loop) instead (a timed nap on a busy core would preempt a
+  // worker 5,000 times a second: on-demand with 100 us tasks at nw = 2 lost
+  // 6% to it). A worker
   // whose output ring fills wakes us early (see deliver), and so does a ring
   // half full when we look, so the nap never holds a worker back; a worker's
   // end or a stop wakes us too. Rings under gather_min_capacity fill too soon
   // for either.
   static constexpr std::size_t gather_min_capacity = element_queue::refill_min_capacity;
-  void gather_results(const std::vector<std::unique_ptr<lane>>& lanes) {
+  void gather_results(const std::vector<std::unique_ptr<lane>>& lanes, clock::duration nap) {
     const clock::time_point before = clock::now();
     std::this_thread::yield();
     if (clock::now() - before >= free_yield) return; // a worker ran meanwhile
@@ -844,7 +878,7 @@ private:
       collector_wake_.cancel_wait();
       return;
     }
-    collector_wake_.wait_until(key, clock::now() + result_latency);
+    collector_wake_.wait_until(key, clock::now() + nap);
   }
 
   worker_function worker_;

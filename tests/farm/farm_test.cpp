@@ -251,7 +251,42 @@ TEST(farm, invalid_options_are_rejected) {
   o = {};
   o.pinning.kind = lfcore::pinning::list;
   EXPECT_THROW((lfcore::farm<int>(id, o)), std::invalid_argument);
+  o = {};
+  o.result_latency = 0us;
+  EXPECT_THROW((lfcore::farm<int>(id, o)), std::invalid_argument);
+  o.result_latency = -5us;
+  EXPECT_THROW((lfcore::farm<int>(id, o)), std::invalid_argument);
   EXPECT_THROW((lfcore::farm<int>(nullptr)), std::invalid_argument);
+}
+
+// A result latency far longer than the stream takes to fill a ring: the
+// collector's naps are cut to the rate results arrive at, and nothing is
+// lost, duplicated or (ordered) reordered; the smallest latency works too.
+TEST(farm, any_result_latency_delivers_every_result_once) {
+  constexpr std::uint64_t n = 200'000;
+  for (const auto latency : {1us, 20'000us})
+    for (const bool ordered : {false, true})
+      for (unsigned nw = 1; nw <= 3; ++nw) {
+        lfcore::farm_options o = options(nw, lfcore::scheduling::round_robin, ordered);
+        o.result_latency = latency;
+        lfcore::farm<std::uint64_t> f(transform, o);
+        std::vector<std::uint8_t> seen(n, 0);
+        std::uint64_t count = 0, next = 0;
+        bool in_order = true;
+        constexpr std::uint64_t inverse = 0xF1DE83E19937733DULL; // of transform's multiplier
+        f.run_and_wait(counting_source(n), [&](std::uint64_t r) {
+          const std::uint64_t x = (r - 12345) * inverse;
+          ASSERT_LT(x, n);
+          ++seen[x];
+          ++count;
+          in_order = in_order && x == next++;
+        });
+        const std::string where = "latency " + std::to_string(latency.count()) + " us, nw " +
+                                  std::to_string(nw) + (ordered ? ", ordered" : "");
+        ASSERT_EQ(count, n) << where;
+        EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(n)) << where;
+        EXPECT_TRUE(in_order || !ordered) << where;
+      }
 }
 
 TEST(farm, a_second_concurrent_run_is_refused) {

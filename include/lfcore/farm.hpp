@@ -115,7 +115,8 @@ struct farm_options {
   /// (one worker with tasks of 10 us or more: 2 ms cut the farm's CPU per
   /// task 2.8x, bench/results/farm), at the cost of latency. The nap is cut to
   /// the time half a ring takes to fill at the rate results have been
-  /// arriving, so a long latency does not make workers wait for room.
+  /// arriving, so a long latency does not make workers wait for room; with
+  /// short tasks, a larger `capacity` lets the nap grow.
   std::chrono::microseconds result_latency{stress_build ? 5 : 200};
   /// Where threads run: the emitter takes slot 0, worker i slot i + 1, the
   /// collector slot nw + 1 of the policy (cpu_for_worker).

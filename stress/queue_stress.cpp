@@ -181,8 +181,9 @@ struct queue_spec {
     for (const auto& e : history)
       if (!e.op.push && e.op.ok) pop_of[e.op.value] = &e;
     for (auto& e : history) {
+      if (!e.op.push || !e.op.ok) continue;
       const auto pop = pop_of.find(e.op.value);
-      if (!e.op.push || !e.op.ok || pop == pop_of.end()) continue;
+      if (pop == pop_of.end()) continue;
       e.op.popped = true;
       e.op.pop_invoked = pop->second->invoked;
       e.op.pop_returned = pop->second->returned;

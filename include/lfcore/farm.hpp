@@ -858,11 +858,10 @@ private:
   // doing it (schedstat, 2 vCPUs, one worker), so it naps `nap` (see
   // collector_loop) instead (a timed nap on a busy core would preempt a
   // worker 5,000 times a second: on-demand with 100 us tasks at nw = 2 lost
-  // 6% to it). A worker
-  // whose output ring fills wakes us early (see deliver), and so does a ring
-  // half full when we look, so the nap never holds a worker back; a worker's
-  // end or a stop wakes us too. Rings under gather_min_capacity fill too soon
-  // for either.
+  // 6% to it). A worker whose output ring fills wakes us early (see
+  // deliver), and so does a ring half full when we look, so the nap never
+  // holds a worker back; a worker's end or a stop wakes us too. Rings under
+  // gather_min_capacity fill too soon for either.
   static constexpr std::size_t gather_min_capacity = element_queue::refill_min_capacity;
   void gather_results(const std::vector<std::unique_ptr<lane>>& lanes, clock::duration nap) {
     const clock::time_point before = clock::now();

@@ -3,7 +3,9 @@
 #   1. installs the Debian packages (scripts/install-deps.sh);
 #   2. Release build: unit, stress, fuzz (corpus replay), example and bench-smoke tests;
 #   3. ThreadSanitizer and AddressSanitizer+UBSan builds, both as stress builds
-#      (tiny internal constants, injected yields): unit, stress and fuzz tests.
+#      (tiny internal constants, injected yields): unit, stress and fuzz tests;
+#   4. a clang build (warnings as errors): unit and example tests, so that the
+#      library and its tests stay portable beyond GCC.
 # Build trees go to build/<name>; LFCORE_JOBS overrides the parallelism.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,4 +27,5 @@ run release 'unit|stress|fuzz|example|bench-smoke' -DLFCORE_SANITIZE= -DLFCORE_S
 # Sanitizer builds leave the benchmarks out: their numbers would mean nothing.
 run tsan 'unit|stress|fuzz|example' -DLFCORE_SANITIZE=thread -DLFCORE_STRESS_BUILD=ON -DLFCORE_BUILD_BENCH=OFF
 ASAN_OPTIONS=detect_leaks=1 run asan 'unit|stress|fuzz|example' -DLFCORE_SANITIZE=address -DLFCORE_STRESS_BUILD=ON -DLFCORE_BUILD_BENCH=OFF
+CC=clang CXX=clang++ run clang 'unit|example' -DLFCORE_SANITIZE= -DLFCORE_STRESS_BUILD=OFF -DLFCORE_BUILD_BENCH=OFF
 echo "=== lfcore tests: all passed"

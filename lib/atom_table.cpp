@@ -2,6 +2,7 @@
 #include "lfcore/atom_table.hpp"
 
 #include "lfcore/cache_padded.hpp"
+#include "lfcore/detail/prefault.hpp"
 #include "lfcore/hash_trie_map.hpp"
 #include "lfcore/hazard_pointer.hpp"
 #include "lfcore/thread_registry.hpp"
@@ -116,6 +117,7 @@ private:
   // small; a chunk's unused tail is less than max_block.
   static void refill(slot& s) {
     void* raw = ::operator new(s.next_size);
+    detail::prefault(raw, s.next_size); // it will be filled: map its pages at once
     chunk* c = ::new (raw) chunk{s.chunks};
     s.chunks = c;
     s.next = reinterpret_cast<char*>(c + 1);

@@ -110,6 +110,7 @@
 
 #include "lfcore/cache_padded.hpp"
 #include "lfcore/config.hpp"
+#include "lfcore/detail/prefault.hpp"
 #include "lfcore/detail/stress.hpp"
 #include "lfcore/reclamation.hpp"
 #include "lfcore/thread_registry.hpp"
@@ -519,6 +520,7 @@ private:
   static hash_node* new_hash_node(unsigned consumed, unsigned bits) {
     node_allocator a;
     word* raw = node_traits::allocate(a, node_words(bits));
+    detail::prefault(raw, node_words(bits) * sizeof(word)); // every bucket is written below
     auto* node = ::new (static_cast<void*>(raw)) hash_node{consumed, bits};
     for (std::size_t i = 0; i < node->size(); ++i)
       ::new (static_cast<void*>(node->buckets() + i)) std::atomic<word>(to_word(node)); // empty

@@ -50,6 +50,7 @@
 #pragma once
 
 #include "lfcore/config.hpp"
+#include "lfcore/detail/prefault.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -216,6 +217,7 @@ private:
     } else {
       d.chunks.reserve(d.chunks.size() + 1); // no leak if push_back would throw
       char* chunk = static_cast<char*>(::operator new(chunk_bytes));
+      detail::prefault(chunk, chunk_bytes); // carved in order: map its pages at once
       d.chunks.push_back(chunk);
       poison_block(chunk, chunk_bytes);
       c.tail = chunk;

@@ -48,6 +48,16 @@ std::uint64_t untransform(std::uint64_t r) {
   return (r - 12345) * 0xF1DE83E19937733DULL;
 }
 
+// Waits until flag is set or 10 s have passed; returns the flag. A task that
+// must see its own earlier result delivered waits with it: a result held
+// back shows as a time-out instead of a hang.
+bool wait_for(const std::atomic<bool>& flag) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!flag.load() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(100us);
+  return flag.load();
+}
+
 lfcore::farm_options options(unsigned nw, lfcore::scheduling policy, bool ordered = false) {
   lfcore::farm_options o;
   o.workers = nw;
@@ -135,12 +145,7 @@ TEST(farm, results_of_long_tasks_reach_the_sink_while_the_worker_is_busy) {
   lfcore::farm<int> f(
       [&](int x) {
         std::this_thread::sleep_for(1ms); // longer than the farm's result latency
-        if (x == 3) {
-          const auto deadline = std::chrono::steady_clock::now() + 10s;
-          while (!first_delivered.load() && std::chrono::steady_clock::now() < deadline)
-            std::this_thread::sleep_for(100us);
-          seen_by_fourth_task = first_delivered.load();
-        }
+        if (x == 3) seen_by_fourth_task = wait_for(first_delivered);
         return x;
       },
       options(1, lfcore::scheduling::round_robin));
@@ -161,12 +166,7 @@ TEST(farm, first_result_after_a_pause_reaches_a_parked_collector) {
   std::atomic<bool> seen{false};
   lfcore::farm<int> f(
       [&](int x) {
-        if (x == 2) {
-          const auto deadline = std::chrono::steady_clock::now() + 10s;
-          while (!delivered.load() && std::chrono::steady_clock::now() < deadline)
-            std::this_thread::sleep_for(100us);
-          seen = delivered.load();
-        }
+        if (x == 2) seen = wait_for(delivered);
         return x;
       },
       options(1, lfcore::scheduling::round_robin));

@@ -8,7 +8,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstddef>
 #include <vector>
 
@@ -41,7 +40,8 @@ struct fresh_pages {
 bool kernel_populates() {
 #if defined(MADV_POPULATE_WRITE)
   fresh_pages probe(1);
-  return madvise(probe.base, fresh_pages::page, MADV_POPULATE_WRITE) == 0;
+  return probe.base != MAP_FAILED &&
+         madvise(probe.base, fresh_pages::page, MADV_POPULATE_WRITE) == 0;
 #else
   return false;
 #endif

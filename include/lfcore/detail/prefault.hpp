@@ -13,7 +13,8 @@
 // mapped cost a page-table walk, and any error (a kernel before 5.14, a
 // system without the call) leaves the block as it was, to be faulted in as
 // it is written. The cost: a chunk's unused tail is resident from the start
-// (at most one arena chunk, 1 MiB, per thread of an atom table).
+// (per thread, at most one atom-table arena chunk of 1 MiB and one 64 KiB
+// pool_allocator chunk per block size).
 #pragma once
 
 #include <cstddef>

@@ -656,6 +656,9 @@ private:
           if (!wait_for_task(c, l, t)) break;
           timer.last = clock::now(); // idle time is not busy time
         }
+        // Before the task, not after: a worker parked since repin() must
+        // not run its first task on the old CPU.
+        repin_if_changed(i + 1, epoch);
         if (++popped % room_every == 0) emitter_wake_.notify_one(); // it may wait for room
         if (stopped()) break;
         if constexpr (std::is_void_v<Out>) {
@@ -670,7 +673,6 @@ private:
         if constexpr (!collect) timer.tick();
         c.busy_ns.store(timer.busy_ns, std::memory_order_relaxed); // one writer
         c.tasks.store(++done, std::memory_order_relaxed);          // one writer
-        repin_if_changed(i + 1, epoch);
       }
     } catch (...) {
       fail(std::current_exception());

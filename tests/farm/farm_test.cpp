@@ -413,33 +413,46 @@ TEST(farm, idle_farm_uses_no_cpu) {
   EXPECT_LT(cpu, 0.1) << "seconds of CPU while the farm idled for 0.4 s";
 }
 
-TEST(farm, repin_moves_the_workers) {
-  if (lfcore::topology().hardware_threads < 2) GTEST_SKIP() << "one CPU";
-  std::atomic<int> last_cpu{-1};
-  std::atomic<bool> stop{false};
-  lfcore::farm<int, void> f([&](int) { last_cpu.store(sched_getcpu()); },
-                            options(2, lfcore::scheduling::on_demand));
-  const unsigned target = lfcore::topology().compact_order.back();
+// The farm runs on one CPU; when both workers have finished their tasks
+// (parked, or about to park), repin() moves it to another. Every task sent
+// afterwards runs on the new CPU, each worker's first one included: a worker
+// re-pins when it wakes with a task, before running it.
+TEST(farm, repin_moves_parked_workers_before_their_next_task) {
+  const std::vector<unsigned>& cpus = lfcore::topology().compact_order;
+  if (cpus.size() < 2) GTEST_SKIP() << "one CPU";
+  const unsigned target = cpus.back();
+  constexpr int before = 20, after = 200;
+  std::atomic<int> done{0}, off_target{0};
+  std::atomic<bool> repinned{false};
+  lfcore::farm_options o = options(2, lfcore::scheduling::round_robin);
+  o.pinning.kind = lfcore::pinning::list;
+  o.pinning.cpus = {cpus.front()};
+  lfcore::farm<int, void> f(
+      [&](int moved) {
+        if (moved != 0 && sched_getcpu() != static_cast<int>(target)) ++off_target;
+        ++done;
+      },
+      o);
   std::thread run([&] {
+    int sent = 0;
     f.run_and_wait([&]() -> std::optional<int> {
-      if (stop.load()) return std::nullopt;
-      std::this_thread::sleep_for(10us);
-      return 1;
+      if (sent == before && !wait_for(repinned)) return std::nullopt;
+      if (sent == before + after) return std::nullopt;
+      return sent++ < before ? 0 : 1;
     });
   });
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (done.load() < before && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  std::this_thread::sleep_for(10ms); // long enough for the workers to park
   lfcore::pin_policy p;
   p.kind = lfcore::pinning::list;
   p.cpus = {target};
   f.repin(p);
-  std::this_thread::sleep_for(50ms); // every worker has finished a task since
-  int off_target = 0;
-  for (int k = 0; k < 200; ++k) {
-    std::this_thread::sleep_for(100us);
-    if (last_cpu.load() != static_cast<int>(target)) ++off_target;
-  }
-  stop = true;
+  repinned = true;
   run.join();
-  EXPECT_EQ(off_target, 0);
+  EXPECT_EQ(done.load(), before + after);
+  EXPECT_EQ(off_target.load(), 0);
 }
 
 // ------------------------------------------------------------ exceptions

@@ -48,6 +48,37 @@ std::uint64_t untransform(std::uint64_t r) {
   return (r - 12345) * 0xF1DE83E19937733DULL;
 }
 
+// What a sink saw of the results of transform over tasks 0..n-1.
+class delivery_log {
+public:
+  explicit delivery_log(std::uint64_t n) : seen_(n, 0) {}
+  void operator()(std::uint64_t result) {
+    const std::uint64_t x = untransform(result);
+    if (x >= seen_.size()) {
+      ++wrong_;
+      return;
+    }
+    in_order_ = in_order_ && x == count_;
+    ++seen_[x];
+    ++count_;
+  }
+  // Every task's result arrived exactly once, and in input order if `ordered`.
+  ::testing::AssertionResult exactly_once(bool ordered) const {
+    if (wrong_ != 0) return ::testing::AssertionFailure() << wrong_ << " results of no task";
+    for (std::uint64_t i = 0; i < seen_.size(); ++i)
+      if (seen_[i] != 1)
+        return ::testing::AssertionFailure()
+               << "task " << i << " delivered " << int(seen_[i]) << " times";
+    if (ordered && !in_order_) return ::testing::AssertionFailure() << "out of order";
+    return ::testing::AssertionSuccess();
+  }
+
+private:
+  std::vector<std::uint8_t> seen_;
+  std::uint64_t count_ = 0, wrong_ = 0;
+  bool in_order_ = true;
+};
+
 // Waits until flag is set or 10 s have passed; returns the flag. A task that
 // must see its own earlier result delivered waits with it: a result held
 // back shows as a time-out instead of a hang.
@@ -77,27 +108,9 @@ TEST_P(farm_exactly_once, every_task_once_for_nw_1_to_8) {
   const auto [policy, ordered] = GetParam();
   for (unsigned nw = 1; nw <= 8; ++nw) {
     lfcore::farm<std::uint64_t> f(transform, options(nw, policy, ordered));
-    std::vector<std::uint8_t> seen(big_stream, 0);
-    std::uint64_t count = 0, expected_next = 0;
-    bool in_order = true;
-    std::uint64_t wrong = 0;
-    f.run_and_wait(counting_source(big_stream), [&](std::uint64_t r) {
-      const std::uint64_t x = untransform(r);
-      if (x >= big_stream) {
-        ++wrong;
-        return;
-      }
-      ++seen[x];
-      ++count;
-      if (x != expected_next++) in_order = false;
-    });
-    ASSERT_EQ(wrong, 0u) << "nw " << nw;
-    ASSERT_EQ(count, big_stream) << "nw " << nw;
-    for (std::uint64_t i = 0; i < big_stream; ++i)
-      ASSERT_EQ(seen[i], 1) << "task " << i << ", nw " << nw;
-    if (ordered) {
-      EXPECT_TRUE(in_order) << "nw " << nw;
-    }
+    delivery_log log(big_stream);
+    f.run_and_wait(counting_source(big_stream), [&](std::uint64_t r) { log(r); });
+    ASSERT_TRUE(log.exactly_once(ordered)) << "nw " << nw;
     const lfcore::farm_sensors s = f.sensors();
     EXPECT_EQ(s.arrivals, big_stream);
     EXPECT_EQ(s.completed, big_stream);
@@ -273,21 +286,10 @@ TEST(farm, any_result_latency_delivers_every_result_once) {
         lfcore::farm_options o = options(nw, lfcore::scheduling::round_robin, ordered);
         o.result_latency = latency;
         lfcore::farm<std::uint64_t> f(transform, o);
-        std::vector<std::uint8_t> seen(n, 0);
-        std::uint64_t count = 0, next = 0;
-        bool in_order = true;
-        f.run_and_wait(counting_source(n), [&](std::uint64_t r) {
-          const std::uint64_t x = untransform(r);
-          ASSERT_LT(x, n);
-          ++seen[x];
-          ++count;
-          in_order = in_order && x == next++;
-        });
-        const std::string where = "latency " + std::to_string(latency.count()) + " us, nw " +
-                                  std::to_string(nw) + (ordered ? ", ordered" : "");
-        ASSERT_EQ(count, n) << where;
-        EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(n)) << where;
-        EXPECT_TRUE(in_order || !ordered) << where;
+        delivery_log log(n);
+        f.run_and_wait(counting_source(n), [&](std::uint64_t r) { log(r); });
+        EXPECT_TRUE(log.exactly_once(ordered))
+            << "latency " << latency.count() << " us, nw " << nw << (ordered ? ", ordered" : "");
       }
 }
 
@@ -326,24 +328,12 @@ TEST_P(farm_freeze_thaw, storm_keeps_exactly_once_and_order) {
       std::this_thread::sleep_for(std::chrono::microseconds(rng() % 200));
     }
   });
-  std::vector<std::uint8_t> seen(n, 0);
-  std::uint64_t expected_next = 0, count = 0;
-  bool in_order = true;
-  f.run_and_wait(counting_source(n), [&](std::uint64_t r) {
-    const std::uint64_t x = untransform(r);
-    ASSERT_LT(x, n);
-    ++seen[x];
-    ++count;
-    if (x != expected_next++) in_order = false;
-  });
+  delivery_log log(n);
+  f.run_and_wait(counting_source(n), [&](std::uint64_t r) { log(r); });
   done = true;
   storm.join();
   EXPECT_GT(changes.load(), 10);
-  EXPECT_EQ(count, n);
-  for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(seen[i], 1) << i;
-  if (ordered) {
-    EXPECT_TRUE(in_order);
-  }
+  EXPECT_TRUE(log.exactly_once(ordered));
 }
 
 INSTANTIATE_TEST_SUITE_P(modes, farm_freeze_thaw,

@@ -65,8 +65,10 @@ enum {
 #define LFCORE_PROPERTY_FUNCTOR 3u /* reserved for the functor table */
 #define LFCORE_PROPERTY_FIRST_USER 16u
 
-/* A new table sized for about expected_atoms (0: a small default), or NULL
- * when out of memory. */
+/* A new table sized for about expected_atoms (0: a small default, 2^16
+ * buckets), or NULL when out of memory. The size never grows: a table that
+ * goes far past it slows as it grows (see atom_table's constructor), so pass
+ * an estimate whenever more than about 250,000 atoms may come. */
 lfcore_atom_table *lfcore_atoms_create(size_t expected_atoms);
 /* Frees the table and every atom; NULL is ignored. No concurrent calls. */
 void lfcore_atoms_destroy(lfcore_atom_table *table);

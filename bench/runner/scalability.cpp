@@ -137,7 +137,7 @@ int main(int argc, char** argv) try {
     std::fprintf(stderr, "[map bytes per key] filling %lld keys per contender\n", opt.map_keys);
     memory.push_back(map_bytes_per_key(opt));
   }
-  if (glibc && ran("atoms")) {
+  if (glibc && (ran("atoms") || ran("unsized_atoms"))) {
     std::fprintf(stderr, "[atom bytes] running the atom workload once per contender\n");
     memory.push_back(atom_bytes(opt));
   }

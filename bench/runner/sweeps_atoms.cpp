@@ -16,7 +16,11 @@
 // std::string keys (get-or-insert; libcuckoo moves its elements, so it gives
 // no handle, only the answer); and SWI-Prolog running the paper's own program
 // (bench/atoms/atom_bench.pl) on the same sequences when swipl is installed.
-// Every table is told to expect 30 atoms per sequence.
+// Every table is told to expect 30 atoms per sequence; the sweep
+// unsized_atoms runs the same work on tables told nothing, as the paper's
+// YAP tables were (the original doubling from its start size, the LFHT
+// growing levels under its default root): an interpreter rarely knows how
+// many atoms a program will make.
 #include "harness.hpp"
 #include "rwlock_atom_table.hpp"
 
@@ -88,11 +92,16 @@ std::uintptr_t combine_atoms(Table& t, std::string_view s, std::string& rotation
   return sink;
 }
 
+// The size hint a table gets: 30 atoms per sequence, or none.
+std::size_t expected_atoms(std::size_t n, bool sized) {
+  return sized ? n * atoms_per_sequence_hint : 0;
+}
+
 // Sequences per second on p.threads threads, on a fresh table.
 template <class Table>
-double run_paper_workload(const point& p, std::size_t n) {
+double run_paper_workload(const point& p, std::size_t n, bool sized) {
   const std::vector<std::string>& seqs = sequences(n);
-  auto table = std::make_unique<Table>(n * atoms_per_sequence_hint);
+  auto table = std::make_unique<Table>(expected_atoms(n, sized));
   for (const std::string& s : seqs) table->intern(s); // seq.pl's atoms, untimed
   std::atomic<std::size_t> next{0};
   std::atomic<std::uintptr_t> sink{0};
@@ -115,7 +124,8 @@ double run_paper_workload(const point& p, std::size_t n) {
 }
 
 // ------------------------------------------------------------ the tables
-// Each has intern(string_view) -> a word (the handle, or 0 if it has none).
+// Each has intern(string_view) -> a word (the handle, or 0 if it has none),
+// and a constructor taking the expected atoms (0: the table's own default).
 
 struct lfcore_atoms {
   explicit lfcore_atoms(std::size_t expected) : t(expected) {}
@@ -162,7 +172,8 @@ struct tbb_atoms {
 #if defined(LFCORE_HAVE_LIBCUCKOO)
 struct cuckoo_atoms {
   using map = libcuckoo::cuckoohash_map<std::string, char, string_hash, std::equal_to<>>;
-  explicit cuckoo_atoms(std::size_t expected) : m(expected) {}
+  explicit cuckoo_atoms(std::size_t expected)
+      : m(expected != 0 ? expected : libcuckoo::DEFAULT_SIZE) {}
   std::uintptr_t intern(std::string_view s) {
     if (m.contains(s)) return 1; // no allocation when present
     m.insert(std::string(s), char(0));
@@ -211,11 +222,11 @@ private:
 // Bytes per atom beyond its text, after one thread ran the workload on the
 // calling thread (glibc's mallinfo2 sees the main arena only).
 template <class Table>
-double bytes_per_atom(std::size_t n, std::size_t atoms, std::size_t text_bytes) {
+double bytes_per_atom(std::size_t n, bool sized, std::size_t atoms, std::size_t text_bytes) {
   const std::vector<std::string>& seqs = sequences(n);
   malloc_trim(0);
   const auto before = mallinfo2();
-  auto table = std::make_unique<Table>(n * atoms_per_sequence_hint);
+  auto table = std::make_unique<Table>(expected_atoms(n, sized));
   std::string rotation;
   for (const std::string& s : seqs) table->intern(s);
   for (const std::string& s : seqs) combine_atoms(*table, s, rotation);
@@ -229,31 +240,38 @@ double bytes_per_atom(std::size_t n, std::size_t atoms, std::size_t text_bytes) 
 
 std::vector<sweep> atom_sweeps(const options& opt) {
   const std::size_t n = static_cast<std::size_t>(opt.atom_sequences);
-  sweep s{"atoms",
-          "Atom table: the paper's benchmark, " + std::to_string(n) + " sequences",
-          "one base sequence: every split S = A1 + A2 interns A1, A2 and A2A1",
-          {}};
-  s.unit = 1e3;
-  s.unit_name = "k sequences/s";
-  s.baseline = "YAP original (rwlock, chained)"; // the paper's Fig. 9
-  s.contenders.push_back({"lfcore atom_table", true,
-                          [n](const point& p) { return run_paper_workload<lfcore_atoms>(p, n); }});
-  s.contenders.push_back(
-      {s.baseline, false, [n](const point& p) { return run_paper_workload<yap_original>(p, n); }});
+  auto paper_sweep = [n](bool sized) {
+    sweep s{sized ? "atoms" : "unsized_atoms",
+            "Atom table: the paper's benchmark, " + std::to_string(n) + " sequences" +
+                (sized ? "" : ", tables given no size hint"),
+            "one base sequence: every split S = A1 + A2 interns A1, A2 and A2A1",
+            {}};
+    s.unit = 1e3;
+    s.unit_name = "k sequences/s";
+    s.baseline = "YAP original (rwlock, chained)"; // the paper's Fig. 9
+    auto add = [&](std::string name, bool ours, auto run) {
+      s.contenders.push_back({std::move(name), ours, [n, sized, run](const point& p) {
+                                return run(p, n, sized);
+                              }});
+    };
+    add("lfcore atom_table", true, run_paper_workload<lfcore_atoms>);
+    add(s.baseline, false, run_paper_workload<yap_original>);
 #if defined(LFCORE_HAVE_TBB)
-  s.contenders.push_back({"tbb::concurrent_hash_map<string>", false,
-                          [n](const point& p) { return run_paper_workload<tbb_atoms>(p, n); }});
+    add("tbb::concurrent_hash_map<string>", false, run_paper_workload<tbb_atoms>);
 #endif
 #if defined(LFCORE_HAVE_LIBCUCKOO)
-  s.contenders.push_back({"libcuckoo<string>", false,
-                          [n](const point& p) { return run_paper_workload<cuckoo_atoms>(p, n); }});
+    add("libcuckoo<string>", false, run_paper_workload<cuckoo_atoms>);
 #endif
+    return s;
+  };
+  std::vector<sweep> sweeps{paper_sweep(true), paper_sweep(false)};
+  // SWI-Prolog sizes its own table: it runs once, in the first sweep.
   if (swi_prolog::available()) {
     auto swi = std::make_shared<swi_prolog>(n);
-    s.contenders.push_back(
+    sweeps.front().contenders.push_back(
         {"SWI-Prolog (paper's program)", false, [swi](const point& p) { return swi->run(p); }});
   }
-  return {s};
+  return sweeps;
 }
 
 memory_table atom_bytes(const options& opt) {
@@ -276,11 +294,14 @@ memory_table atom_bytes(const options& opt) {
            std::to_string(atoms) + " atoms, " +
            std::to_string(static_cast<double>(text_bytes) / static_cast<double>(atoms)) +
            " bytes of text each on average); heap growth (glibc mallinfo2, main arena) minus "
-           "the text bytes, divided by the atoms. The goal is at most 48.";
+           "the text bytes, divided by the atoms. The goal is at most 48. Tables sized as in "
+           "`atoms`, and (no size hint) as in `unsized_atoms`.";
   m.column = "bytes per atom beyond its text";
-  auto add = [&](const char* name, auto measure) {
-    if (opt.contender.empty() || std::string(name).find(opt.contender) != std::string::npos)
-      m.rows.emplace_back(name, measure(n, atoms, text_bytes));
+  auto add = [&](const std::string& name, auto measure) {
+    if (opt.contender.empty() || name.find(opt.contender) != std::string::npos)
+      for (const bool sized : {true, false})
+        m.rows.emplace_back(name + (sized ? "" : " (no size hint)"),
+                            measure(n, sized, atoms, text_bytes));
   };
   add("lfcore atom_table", bytes_per_atom<lfcore_atoms>);
   add("YAP original (rwlock, chained)", bytes_per_atom<yap_original>);

@@ -19,7 +19,8 @@
 //   leaf was moved, deleted and unlinked (the end word it expects comes back:
 //   ABA). Closing instead of moving makes expansion atomic - no expansion is
 //   ever unfinished, so none needs help - at the price of up to
-//   chain_threshold leaves per level on a lookup path (bench/results/).
+//   chain_threshold leaves per level on a lookup path: a map that outgrows
+//   its root slows as it grows (bench/results/trie_growth/), so size it.
 // * Hashes: the user's hash is passed through MurmurHash3's 64-bit finalizer
 //   (a bijection), because std::hash of an integer is the identity and would
 //   put sequential keys in one top-level bucket.
@@ -144,10 +145,12 @@ struct hash_trie_config {
   /// A root with at least one bucket per expected key (at most 2^max_root_bits
   /// buckets; 2^24, the largest root, is 128 MiB): lookups then mostly read
   /// one bucket and one leaf. The root's size is fixed for the map's life, so
-  /// this is the map's `reserve`; pass a smaller max_root_bits to trade lookup
-  /// speed for memory (at 1e7 keys a cap of 2^22 saved 4.5 bytes per key and
-  /// cost 41-46% of the hits: bench/results/README.md). Stress builds keep
-  /// their tiny shape.
+  /// this is the map's `reserve`, and a map that outgrows its root pays on
+  /// every lookup (hits at 4e6 keys under the default 2^16 root took 4.4-4.7x
+  /// as long as with a sized root: bench/results/trie_growth/). Pass a smaller
+  /// max_root_bits to trade lookup speed for memory (at 1e7 keys a cap of 2^22
+  /// saved 4.5 bytes per key and cost 41-46% of the hits:
+  /// bench/results/README.md). Stress builds keep their tiny shape.
   ///
   /// Such a root also closes chains later (sized_chain_threshold): with at
   /// most one expected key per bucket, a chain of 4 is an outlier (Poisson(1):

@@ -265,7 +265,7 @@ std::vector<sweep> atom_sweeps(const options& opt) {
     return s;
   };
   std::vector<sweep> sweeps{paper_sweep(true), paper_sweep(false)};
-  // SWI-Prolog sizes its own table: it runs once, in the first sweep.
+  // SWI-Prolog grows its own table whatever the sweep: it runs once, in the first.
   if (swi_prolog::available()) {
     auto swi = std::make_shared<swi_prolog>(n);
     sweeps.front().contenders.push_back(

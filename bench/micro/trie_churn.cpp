@@ -13,9 +13,9 @@
 //
 // usage: trie_churn [n = 1000000] [rounds = 30]; exits 1 if a present key
 // was not found.
-#include <lfcore/hash_trie_map.hpp>
+#include "trie_bench.hpp"
 
-#include <malloc.h>
+#include <malloc.h> // malloc_trim
 
 #include <chrono>
 #include <cstdint>
@@ -24,17 +24,9 @@
 
 namespace {
 
-using u64 = std::uint64_t;
-
-double heap_bytes() {
-  const struct mallinfo2 m = mallinfo2();
-  return static_cast<double>(m.uordblks + m.hblkhd);
-}
-
-// Key i: distinct for distinct i (mix_hash is a bijection), spread over the root.
-u64 key(u64 i) {
-  return lfcore::detail::mix_hash(i + 1);
-}
+using trie_bench::heap_bytes;
+using trie_bench::key;
+using trie_bench::u64;
 
 bool all_found = true; // every lookup of a present key found it
 

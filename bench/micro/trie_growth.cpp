@@ -14,9 +14,9 @@
 //
 // usage: trie_growth [n = 4000000] [steps = 16]; exits 1 if a present key
 // was not found.
-#include <lfcore/hash_trie_map.hpp>
+#include "trie_bench.hpp"
 
-#include <malloc.h>
+#include <malloc.h> // malloc_trim
 
 #include <chrono>
 #include <cstdint>
@@ -25,21 +25,13 @@
 
 namespace {
 
-using u64 = std::uint64_t;
+using trie_bench::heap_bytes;
+using trie_bench::key;
+using trie_bench::u64;
 using clock_type = std::chrono::steady_clock;
-
-double heap_bytes() {
-  const struct mallinfo2 m = mallinfo2();
-  return static_cast<double>(m.uordblks + m.hblkhd);
-}
 
 double ns_since(clock_type::time_point start) {
   return std::chrono::duration<double, std::nano>(clock_type::now() - start).count();
-}
-
-// Key i: distinct for distinct i (mix_hash is a bijection).
-u64 key(u64 i) {
-  return lfcore::detail::mix_hash(i + 1);
 }
 
 bool run(u64 n, u64 steps, const char* shape, lfcore::hash_trie_config config) {

@@ -657,7 +657,10 @@ private:
           timer.last = clock::now(); // idle time is not busy time
         }
         // Before the task, not after: a worker parked since repin() must
-        // not run its first task on the old CPU.
+        // not run its first task on the old CPU. The relaxed epoch load is
+        // enough for a task sent after repin() returned: the hand-over that
+        // brought it (the ring's release push, our acquire pop) orders the
+        // epoch's bump before this load.
         repin_if_changed(i + 1, epoch);
         if (++popped % room_every == 0) emitter_wake_.notify_one(); // it may wait for room
         if (stopped()) break;

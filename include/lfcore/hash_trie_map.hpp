@@ -146,7 +146,7 @@ struct hash_trie_config {
   /// buckets; 2^24, the largest root, is 128 MiB): lookups then mostly read
   /// one bucket and one leaf. The root's size is fixed for the map's life, so
   /// this is the map's `reserve`, and a map that outgrows its root pays on
-  /// every lookup (hits at 4e6 keys under the default 2^16 root took 4.4-4.7x
+  /// every lookup (hits at 4e6 keys under the default 2^16 root took 4.4-4.8x
   /// as long as with a sized root: bench/results/trie_growth/). Pass a smaller
   /// max_root_bits to trade lookup speed for memory (at 1e7 keys a cap of 2^22
   /// saved 4.5 bytes per key and cost 41-46% of the hits:

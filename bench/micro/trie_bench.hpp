@@ -1,0 +1,26 @@
+// bench/micro/trie_bench.hpp - what trie_churn and trie_growth share: their
+// keys and the heap they measure.
+#pragma once
+
+#include <lfcore/hash_trie_map.hpp>
+
+#include <malloc.h>
+
+#include <cstdint>
+
+namespace trie_bench {
+
+using u64 = std::uint64_t;
+
+/// Bytes glibc's main arena and its mmapped blocks hold now (mallinfo2).
+inline double heap_bytes() {
+  const struct mallinfo2 m = mallinfo2();
+  return static_cast<double>(m.uordblks + m.hblkhd);
+}
+
+/// Key i: distinct for distinct i (mix_hash is a bijection), spread over the root.
+inline u64 key(u64 i) {
+  return lfcore::detail::mix_hash(i + 1);
+}
+
+} // namespace trie_bench

@@ -1,12 +1,12 @@
 // bench/micro/trie_growth.cpp - what a map pays for not being told its size.
 //
 // A hash_trie_map's root is fixed at construction. A chain that fills up is
-// closed by a deeper level and its leaves stay where they are (the header
-// says why), so a key that went deep is found behind up to chain_threshold
-// leaves per level above it, each a cache miss. A map that outgrows its root
-// therefore slows down as it grows, where a root sized for n
-// (hash_trie_config::for_expected_size) keeps one bucket and one leaf per
-// lookup. This fills one map of each shape with n keys in `steps` equal
+// closed by a deeper level and hoisted under it (the header says how), so a
+// key that went deep is found through one more level per 16x of growth, and
+// behind the closed chains above it only when their tags match its own. A
+// map that outgrows its root therefore slows down as it grows, where a root
+// sized for n (hash_trie_config::for_expected_size) keeps one bucket and one
+// leaf per lookup. This fills one map of each shape with n keys in `steps` equal
 // steps and prints, after each step, the nanoseconds per insert of that step,
 // per lookup of a present key (random among all so far) and the heap bytes
 // per key (glibc mallinfo2). One thread; the numbers are for comparing the

@@ -18,9 +18,19 @@
 //   the moved leaf to its new chain) that a slow helper can repeat after the
 //   leaf was moved, deleted and unlinked (the end word it expects comes back:
 //   ABA). Closing instead of moving makes expansion atomic - no expansion is
-//   ever unfinished, so none needs help - at the price of up to
-//   chain_threshold leaves per level on a lookup path: a map that outgrows
-//   its root slows as it grows (bench/results/trie_growth/), so size it.
+//   ever unfinished, so none needs help.
+// * Hoisting: the closer then swings the bucket from the chain's first leaf
+//   to the new level (tagged as hoisted), whose `overflow` link takes over
+//   the chain; the level keeps 16-bit tags of the chain's hashes, and a
+//   lookup reads the chain only if one is its own. The closed chain's leaves
+//   thus leave almost every lookup path without moving (the chain's first
+//   leaf hangs from the bucket or from the overflow, never from both, so
+//   nothing is unlinked twice). Until the closer has hoisted, the chain
+//   reads as before: hoisting needs no help, and it is done before the
+//   insert returns. Hits at 4e6 keys under the default 2^16 root took half
+//   the time they took without (460 ns against 860), still 2.2-2.7x a root
+//   sized for the keys (bench/results/trie_growth/): a map that outgrows its
+//   root gains a level per 16x, so size it.
 // * Hashes: the user's hash is passed through MurmurHash3's 64-bit finalizer
 //   (a bijection), because std::hash of an integer is the identity and would
 //   put sequential keys in one top-level bucket.
@@ -43,9 +53,14 @@
 //   reachable from the root, and the successor of a marked leaf stays where it
 //   is until that leaf is unlinked.
 // * A hash node below the root is removed only when every bucket is empty
-//   and frozen (see "Compression"), then retired like a leaf: a traversal
-//   protects the level it is in, validated as for a leaf, by the link it
-//   read the level from. The root lives as long as the map.
+//   and frozen and its hoisted chain is empty (see "Compression"), then
+//   retired like a leaf: a traversal protects the level it is in, validated
+//   as for a leaf, by the link it read the level from. The root lives as
+//   long as the map.
+// * A level's overflow is written by its closer alone until the hoisting
+//   CAS, and read only by those who came through the hoisted bucket; after
+//   it, it is a link like any other. A closed chain takes no key, so once
+//   the overflow is empty it stays empty.
 // * A key has at most one live leaf (inserts append only after a traversal of
 //   the whole chain found none, with a CAS on the chain's end word that fails
 //   if anything was appended, closed or marked since).
@@ -99,12 +114,12 @@
 // bytes instead of 32), but keeps what it frees for reuse (see its header).
 // Compression: erased leaves go back to the allocator, and so does a level
 // (a hash node below the root) once its last key is erased: the eraser sees
-// every bucket empty, freezes them all, and swings the parent's chain back
-// open (the protocol is at remove_if_empty). A level that holds a key stays,
-// with the leaves its closed chain left above it. Under churn - 30
-// replacements of 1e6 keys - the default shape went from 43 to 46 bytes per
-// key (88 without compression), and erasing every key gave every level back
-// (56 bytes per key stayed without); bench/results/trie_churn/report.md.
+// every bucket and the hoisted chain empty, freezes the buckets, and swings
+// the parent's bucket back open (the protocol is at remove_if_empty). A level
+// that holds a key, in a bucket or in its hoisted chain, stays. Under churn -
+// 30 replacements of 1e6 keys - the default shape went from 44 to 47 bytes per
+// key (94 without compression), and erasing every key gave every level back
+// (61 bytes per key stayed without); bench/results/trie_churn/report.md.
 // An erase that empties a bucket of a level reads its 2^level_bits buckets,
 // so very wide levels make such erases slower (config.compress_empty_levels).
 #pragma once
@@ -116,6 +131,7 @@
 #include "lfcore/reclamation.hpp"
 #include "lfcore/thread_registry.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -146,7 +162,7 @@ struct hash_trie_config {
   /// buckets; 2^24, the largest root, is 128 MiB): lookups then mostly read
   /// one bucket and one leaf. The root's size is fixed for the map's life, so
   /// this is the map's `reserve`, and a map that outgrows its root pays on
-  /// every lookup (hits at 4e6 keys under the default 2^16 root took 4.4-4.8x
+  /// every lookup (hits at 4e6 keys under the default 2^16 root took 2.2-2.7x
   /// as long as with a sized root: bench/results/trie_growth/). Pass a smaller
   /// max_root_bits to trade lookup speed for memory (at 1e7 keys a cap of 2^22
   /// saved 4.5 bytes per key and cost 41-46% of the hits:
@@ -161,9 +177,10 @@ struct hash_trie_config {
   /// (to 81 before levels were compressed); closing at 8 (0.001% of the
   /// buckets) kept it at 40.4, lookups the same within noise
   /// (bench/results/trie_churn/report.md). The price is paid by a
-  /// map that outgrows n: the leaves of a closed chain stay on its lookup
-  /// path, up to 7 of them instead of 3 (4x past n, lookups after churn took
-  /// 2x as long), so overestimate n rather than under. When max_root_bits
+  /// map that outgrows n: a lookup reads up to 7 other leaves of the chain
+  /// its key is in instead of 3 (4x past n, lookups after churn took 2x as
+  /// long - measured before closed chains were hoisted, when it also read
+  /// the closed chains above), so overestimate n rather than under. When max_root_bits
   /// leaves fewer buckets than n, chains are long by design and close at 4.
   static constexpr unsigned sized_chain_threshold = 8;
   static hash_trie_config for_expected_size(std::size_t n, unsigned max_root_bits = 24) noexcept {
@@ -467,14 +484,37 @@ private:
   using leaf_deleter = typename LeafPolicy::deleter;
   static_assert(alignof(leaf) >= 8, "hash_trie_map: the low 3 bits of a leaf's address are tags");
 
-  // A hash node and its buckets in one allocation.
+  // Tags of a hoisted chain: 16 low bits of each hash (the levels index by
+  // the high bits). A chain closes at chain_threshold live leaves; a longer
+  // one (a larger threshold) is not filtered.
+  static constexpr std::size_t max_tags = 8;
+  static std::uint16_t tag_of(std::uint64_t h) noexcept { return static_cast<std::uint16_t>(h); }
+
+  // A hash node and its buckets in one allocation (a 40-byte header: a
+  // level of 16 buckets is a 176-byte glibc chunk).
   struct hash_node {
-    const unsigned consumed; // hash bits the levels above use
-    const unsigned bits;
+    const std::uint8_t consumed; // hash bits the levels above use
+    const std::uint8_t bits;
+    // Tags of the hashes in the chain whose closing created this level, as
+    // the closer saw it (written before the level is published); read by
+    // lookups that come through a hoisted bucket.
+    std::uint8_t tag_count = 0; // max_tags + 1: unfiltered
+    std::uint16_t tags[max_tags] = {};
     // Compression (see remove_if_empty): (attempt id << 2) | phase. Ids grow
     // by one per attempt and are never reused, so a frozen bucket names the
     // attempt that froze it.
     std::atomic<std::uint64_t> compression{0};
+    // That chain, once hoisted under this level (see "Expansion" and
+    // hoist()): 0 until then, then its first leaf, or to_word(this) once it
+    // is empty (for good: a closed chain takes no key).
+    std::atomic<word> overflow{0};
+    // False only if no key of the hoisted chain has hash h.
+    bool overflow_may_hold(std::uint64_t h) const noexcept {
+      if (tag_count > max_tags) return true;
+      bool hit = false; // no early exit: a short loop GCC vectorizes
+      for (std::size_t i = 0; i < tag_count; ++i) hit |= tags[i] == tag_of(h);
+      return hit;
+    }
     std::atomic<word>* buckets() noexcept { return reinterpret_cast<std::atomic<word>*>(this + 1); }
     std::size_t size() const noexcept { return std::size_t(1) << bits; }
     std::size_t index(std::uint64_t h) const noexcept {
@@ -493,6 +533,10 @@ private:
     return static_cast<word>(id << 3) | frozen_tag | hash_tag;
   }
   static std::uint64_t frozen_id(word w) noexcept { return w >> 3; }
+  // A bucket whose closed chain was hoisted under the level it leads to: the
+  // deleted bit, which no bucket otherwise carries, on to_word(level).
+  static word hoisted_word(const hash_node* n) noexcept { return to_word(n) | deleted; }
+  static bool is_hoisted(word w) noexcept { return (w & 7) == (hash_tag | deleted); }
   static bool is_deleted(word w) noexcept { return (w & deleted) != 0; }
   static word unmarked(word w) noexcept { return w & ~deleted; }
   static leaf* leaf_of(word w) noexcept { return reinterpret_cast<leaf*>(w & ~word(7)); }
@@ -517,6 +561,7 @@ private:
   using node_traits = std::allocator_traits<node_allocator>;
   static std::size_t node_words(unsigned bits) noexcept {
     static_assert(sizeof(hash_node) % sizeof(word) == 0 && alignof(hash_node) <= alignof(word));
+    static_assert(sizeof(hash_node) == 40);
     return (sizeof(hash_node) + (std::size_t(1) << bits) * sizeof(std::atomic<word>)) /
            sizeof(word);
   }
@@ -524,7 +569,8 @@ private:
     node_allocator a;
     word* raw = node_traits::allocate(a, node_words(bits));
     detail::prefault(raw, node_words(bits) * sizeof(word)); // every bucket is written below
-    auto* node = ::new (static_cast<void*>(raw)) hash_node{consumed, bits};
+    auto* node = ::new (static_cast<void*>(raw))
+        hash_node{static_cast<std::uint8_t>(consumed), static_cast<std::uint8_t>(bits)};
     for (std::size_t i = 0; i < node->size(); ++i)
       ::new (static_cast<void*>(node->buckets() + i)) std::atomic<word>(to_word(node)); // empty
     return node;
@@ -545,18 +591,25 @@ private:
   };
   static void retire(hash_node* n) { Reclamation::default_domain().retire(n, hash_node_deleter()); }
 
-  // Single-threaded teardown: leaves of every chain, then the node.
+  // Single-threaded teardown: leaves of every chain, then the node. With no
+  // operation running every closed chain is hoisted (its closer hoists it
+  // before returning), so a level's overflow, if not empty, is its own.
   static void destroy(hash_node* node) noexcept {
+    destroy_chain(node->overflow.load(std::memory_order_relaxed));
     for (std::size_t i = 0; i < node->size(); ++i) {
-      word w = node->buckets()[i].load(std::memory_order_relaxed);
-      while (!is_hash(w)) {
-        leaf* l = leaf_of(w);
-        w = unmarked(l->next.load(std::memory_order_relaxed));
-        leaf_deleter()(l);
-      }
+      const word w = destroy_chain(node->buckets()[i].load(std::memory_order_relaxed));
       if (!is_frozen(w) && node_of(w) != node) destroy(node_of(w)); // a deeper level
     }
     free_hash_node(node);
+  }
+  // Frees the leaves from w on (nothing for 0: a root's overflow); returns the end word.
+  static word destroy_chain(word w) noexcept {
+    while (w != 0 && !is_hash(w)) {
+      leaf* l = leaf_of(w);
+      w = unmarked(l->next.load(std::memory_order_relaxed));
+      leaf_deleter()(l);
+    }
+    return w;
   }
 
   template <class K>
@@ -650,7 +703,7 @@ private:
     guard cur = make_guard();
     guard next = make_guard();
     guard level = make_guard(); // the hash node being searched (none for the root)
-    guard up = make_guard();    // the level above it, which detach() walks
+    guard up = make_guard();    // the level above it, whose bucket detach() swings
     void reset() noexcept {
       prev.reset_protection();
       cur.reset_protection();
@@ -776,8 +829,10 @@ private:
   template <class K>
   [[gnu::always_inline]] const leaf* lookup(std::uint64_t h, const K& key, reader_guards& g) const {
     hash_node* node = root_;
-    for (;;) { // one level per turn; a failed validation starts over from the root
-      const std::atomic<word>* anchor = &node->bucket(h); // g.anchor protects its owner
+    bool hoisted = false; // searching node's hoisted chain, then its bucket
+    for (;;) {            // one chain per turn; a failed validation starts over from the root
+      // g.anchor protects the anchor's owner (node).
+      const std::atomic<word>* anchor = hoisted ? &node->overflow : &node->bucket(h);
       word anchor_value = g.cur.protect(*anchor, leaf_or_null);
       g.run.reset_protection(leaf_or_null(anchor_value)); // safe: g.cur protects it
       word w = anchor_value;
@@ -800,13 +855,21 @@ private:
       // gone (g.anchor protects it only until a live leaf takes over).
       if (!valid) {
         node = root_;
+        hoisted = false;
         continue;
       }
       if (is_frozen(w)) return nullptr; // an empty bucket of a level being removed
       hash_node* const below = node_of(w);
-      if (below == node) return nullptr;
-      // The chain continues one level down.
-      node = descend(g, below, last, last_next, anchor, anchor_value) ? below : root_;
+      if (below == node && !hoisted) return nullptr;
+      // The chain continues one level down, or (a hoisted chain) in node's
+      // bucket; either way its level needs protecting again.
+      if (!descend(g, below, last, last_next, anchor, anchor_value)) {
+        node = root_;
+        hoisted = false;
+        continue;
+      }
+      hoisted = below != node && is_hoisted(w) && below->overflow_may_hold(h);
+      node = below;
     }
   }
 
@@ -819,39 +882,51 @@ private:
     word found_next = 0;               // found->next as read (unmarked)
     word end = 0;                      // without `found`: the chain's end word (open or frozen)
     std::size_t live = 0;              // live leaves before link in this chain
+    std::uint16_t tags[max_tags] = {}; // tags of the first of them (a closing chain's)
   };
 
   // Michael's search: returns the live leaf with key, or the end of the chain
   // at the deepest level where the key would go: to_word(node) at link, or a
   // frozen bucket (callers that insert settle_frozen() it first; for others
   // the key is absent, as for lookup). Unlinks and retires marked leaves.
+  // A level reached through a hoisted bucket is searched in its hoisted chain
+  // (unless the tags rule h out), then in its bucket; the spot returned for
+  // an absent key is always a bucket's chain.
   template <class K>
   spot locate(std::uint64_t h, const K& key, writer_guards& g) {
     spot s{root_, nullptr};
+    bool hoisted = false;
     for (;;) {
       if (!walk(
-              s, h,
+              s, hoisted ? s.node->overflow : s.node->bucket(h),
               [&](const leaf& l) {
                 return hash_may_match(l, h) && equal_(LeafPolicy::key(l), key);
               },
               g))
-        continue; // restart the level
-      if (s.found != nullptr || is_frozen(s.end) || s.end == to_word(s.node)) return s;
+        continue; // restart the chain
+      if (s.found != nullptr) return s;
+      if (hoisted) { // its end is to_word(s.node); g.level still protects s.node
+        hoisted = false;
+        continue;
+      }
+      if (is_frozen(s.end) || s.end == to_word(s.node)) return s;
       hash_node* const below = node_of(s.end); // protected by g.cur (walk)
       g.up.reset_protection(s.node);           // safe: g.level protects it (or the root)
       g.level.reset_protection(below);         // safe: g.cur protects it
       s.parent = std::exchange(s.node, below);
+      hoisted = is_hoisted(s.end) && below->overflow_may_hold(h);
     }
   }
 
-  // One level of the search: walks s.node's chain for h, unlinking and
-  // retiring the marked leaves it passes, up to the leaf `matches` accepts or
-  // the end. Fills s.link, s.found and s.found_next, or s.end, and s.live.
-  // A deeper level at the end is left protected by g.cur. False if a
-  // concurrent change forces a restart of the level.
+  // One chain of the search: walks the chain of s.node from `first` (a
+  // bucket, or the overflow), unlinking and retiring the marked leaves it
+  // passes, up to the leaf `matches` accepts or the end. Fills s.link,
+  // s.found and s.found_next, or s.end, s.live and s.tags. A deeper level at
+  // the end is left protected by g.cur. False if a concurrent change forces
+  // a restart of the chain.
   template <class Match>
-  bool walk(spot& s, std::uint64_t h, Match matches, writer_guards& g) {
-    std::atomic<word>* link = &s.node->bucket(h);
+  bool walk(spot& s, std::atomic<word>& first, Match matches, writer_guards& g) {
+    std::atomic<word>* link = &first;
     word w = g.cur.protect(*link, pointer_of);
     std::size_t live = 0;
     while (!is_hash(w)) {
@@ -880,6 +955,7 @@ private:
         s.live = live;
         return true;
       }
+      if (live < max_tags) s.tags[live] = tag_of(leaf_hash(*cur));
       ++live;
       const word t = nw;
       const bool onward = t != to_word(s.node); // a leaf, or a deeper level
@@ -936,7 +1012,7 @@ private:
   template <class K>
   void unlink_and_compress(std::uint64_t h, const K& key, writer_guards& g) {
     spot s = locate(h, key, g); // unlinks the erased leaf (and any other marked leaf on the way)
-    while (config_.compress_empty_levels && remove_if_empty(s, h, g)) s = locate(h, key, g);
+    while (config_.compress_empty_levels && remove_if_empty(s, h)) s = locate(h, key, g);
   }
   // The same, after an operation took effect at its CAS (erase, replace):
   // unlinking what it marked is help every later writer passing by also
@@ -953,7 +1029,7 @@ private:
 
   // Steps 1-4 above for s.node, if its chain for h is empty and so are all
   // its other buckets. True if s.node was removed.
-  bool remove_if_empty(const spot& s, std::uint64_t h, writer_guards& g) {
+  bool remove_if_empty(const spot& s, std::uint64_t h) {
     if (s.parent == nullptr || s.found != nullptr || s.link != &s.node->bucket(h) ||
         s.end != to_word(s.node))
       return false;
@@ -962,7 +1038,7 @@ private:
     // the attempt running and left the level to it.
     for (;;) {
       if (!looks_empty(s.node)) return false;
-      switch (try_remove(s, h, g)) {
+      switch (try_remove(s, h)) {
       case outcome::removed:
         return true;
       case outcome::busy:
@@ -975,7 +1051,12 @@ private:
 
   // relaxed: a hint; the freeze decides. A frozen bucket reads as empty: it
   // may belong to an aborted attempt whose initiator has not thawed it yet.
+  // The overflow needs no freeze: once empty it stays empty (hoist()), and
+  // until its chain is hoisted and empty the level is not removed.
   static bool looks_empty(hash_node* level) noexcept {
+    // acquire: pairs with hoist()'s release, so the detach below finds the
+    // parent's bucket as the closer left it.
+    if (level->overflow.load(std::memory_order_acquire) != to_word(level)) return false;
     for (std::size_t i = 0; i < level->size(); ++i) {
       const word w = level->buckets()[i].load(std::memory_order_relaxed);
       if (w != to_word(level) && !is_frozen(w)) return false;
@@ -984,7 +1065,7 @@ private:
   }
 
   enum class outcome { removed, busy, failed };
-  outcome try_remove(const spot& s, std::uint64_t h, writer_guards& g) {
+  outcome try_remove(const spot& s, std::uint64_t h) {
     hash_node* const level = s.node;
     std::atomic<word>* const buckets = level->buckets();
     // relaxed: the CAS below validates it.
@@ -1017,7 +1098,7 @@ private:
     if (all_frozen && level->compression.compare_exchange_strong(expected, attempt(id, committed),
                                                                  std::memory_order_acq_rel)) {
       detail::stress_point(); // others meet the committed level and help detach it
-      detach(s.parent, level, h, g);
+      detach(s.parent, level, h);
       return outcome::removed;
     }
     expected = attempt(id, freezing); // abort, unless an insert did
@@ -1036,7 +1117,7 @@ private:
   // An insert found its bucket frozen (s.end): it aborts the attempt if it is
   // still freezing and thaws the bucket, or helps a committed one detach.
   // The caller then searches again from the root.
-  void settle_frozen(const spot& s, std::uint64_t h, writer_guards& g) {
+  void settle_frozen(const spot& s, std::uint64_t h) {
     const std::uint64_t id = frozen_id(s.end);
     std::uint64_t a = attempt(id, freezing);
     // acq_rel, as [trie.attempt]: an abort here and the initiator's commit
@@ -1045,33 +1126,29 @@ private:
                                                     std::memory_order_acq_rel))
       a = attempt(id, idle); // else a holds the current value
     if (a == attempt(id, committed))
-      detach(s.parent, s.node, h, g);
+      detach(s.parent, s.node, h);
     else
       thaw(*s.link, s.node, s.end);
   }
 
-  // Step 4: swings the end of parent's chain for h from the committed level
-  // back to parent, walking (and unlinking) like locate. parent and level are
-  // protected by the caller (g.up, g.level). A frozen parent bucket or any
-  // other end means someone else detached level already. Lock-free: it
-  // retries only when another thread changed the parent's chain.
-  void detach(hash_node* parent, hash_node* level, std::uint64_t h, writer_guards& g) {
-    spot s{parent, nullptr};
-    for (;;) {
-      if (!walk(
-              s, h, [](const leaf&) { return false; }, g))
-        continue;
-      if (s.end != to_word(level)) return;
-      reserve_retire();
-      word expected = to_word(level);
-      // [trie.detach] release, as [trie.link]: the chain end is published
-      // like a link. The chain is open again: inserts may append to it.
-      if (s.link->compare_exchange_strong(expected, to_word(parent), std::memory_order_release,
-                                          std::memory_order_relaxed)) {
-        retire(level); // unreachable now; readers inside it hold hazard pointers on it
-        return;
-      }
-    }
+  // Step 4: swings parent's bucket for h from the committed level back to
+  // parent. A committed level's chain above it is hoisted and empty
+  // (looks_empty), so the bucket leads straight to the level: hoisted, or
+  // to_word(level) if the chain emptied before its closer hoisted it; only a
+  // detach changes it then. Anything else means someone else detached level
+  // already. parent is protected by the caller (g.up).
+  void detach(hash_node* parent, hash_node* level, std::uint64_t h) {
+    std::atomic<word>& bucket = parent->bucket(h);
+    // acquire: a helper sees the bucket as the closer left it (through the
+    // compression word it read); the CAS validates it.
+    word w = bucket.load(std::memory_order_acquire);
+    if (w != hoisted_word(level) && w != to_word(level)) return;
+    reserve_retire();
+    // [trie.detach] release, as [trie.link]: the bucket is published like a
+    // link. The chain is open again: inserts may append to it.
+    if (bucket.compare_exchange_strong(w, to_word(parent), std::memory_order_release,
+                                       std::memory_order_relaxed))
+      retire(level); // unreachable now; readers inside it hold hazard pointers on it
   }
 
   // A leaf built for an insert: freed unless it was published, so that an
@@ -1099,17 +1176,17 @@ private:
     guard keep = make_guard(); // for the returned iterator
     for (;;) {
       // Once make() ran, key may have been moved from: search with fresh's.
-      const spot s = fresh.l != nullptr ? locate(h, LeafPolicy::key(*fresh.l), *g)
-                                        : locate(h, key, *g);
+      const spot s =
+          fresh.l != nullptr ? locate(h, LeafPolicy::key(*fresh.l), *g) : locate(h, key, *g);
       if (s.found != nullptr) {
         keep.reset_protection(s.found); // safe: g.cur protects it
         return {const_iterator(this, s.found, std::move(keep)), false};
       }
       if (is_frozen(s.end)) {
-        settle_frozen(s, h, *g);
+        settle_frozen(s, h);
         continue;
       }
-      if (close_if_full(s)) continue;
+      if (close_if_full(s, h)) continue;
       if (fresh.l == nullptr) {
         fresh.l = make(h);
         keep.reset_protection(fresh.l); // before it is published
@@ -1134,10 +1211,10 @@ private:
       const spot s = locate(h, key, *g);
       if (s.found == nullptr) {
         if (is_frozen(s.end)) {
-          settle_frozen(s, h, *g);
+          settle_frozen(s, h);
           continue;
         }
-        if (close_if_full(s)) continue;
+        if (close_if_full(s, h)) continue;
         if (link_at_end(s, fresh.l)) {
           adjust_size(1);
           return {const_iterator(this, fresh.published(), std::move(keep)), true};
@@ -1161,15 +1238,54 @@ private:
   // At the end of a full chain (chain_threshold live leaves) of a node that can
   // expand: closes it with a new hash node one level down. True if the caller
   // must search again (closed by us or someone else).
-  bool close_if_full(const spot& s) {
+  bool close_if_full(const spot& s, std::uint64_t h) {
     if (s.live < config_.chain_threshold || !can_expand(s.node)) return false;
     hash_node* child = new_hash_node(s.node->consumed + s.node->bits, config_.level_bits);
+    // The chain's keys: those the walk saw live (nothing was appended since,
+    // or the CAS below fails; a replacement keeps its key's hash).
+    child->tag_count = static_cast<std::uint8_t>(s.live <= max_tags ? s.live : max_tags + 1);
+    std::copy_n(s.tags, std::min(s.live, max_tags), child->tags);
     word expected = to_word(s.node);
-    // [trie.link] release: the child's buckets are initialised before it is reachable.
+    // [trie.link] release: the child's buckets and tags are initialised before it is reachable.
     if (!s.link->compare_exchange_strong(expected, to_word(child), std::memory_order_release,
-                                         std::memory_order_relaxed))
+                                         std::memory_order_relaxed)) {
       free_hash_node(child); // never published
+      return true;
+    }
+    hoist(s.node->bucket(h), child);
     return true;
+  }
+
+  // Hoisting (the closer's second step, see "Expansion"): the bucket of a
+  // chain just closed by `child` is swung from the chain's first leaf to
+  // hoisted_word(child), with child->overflow taking over as the link to
+  // that leaf; lookups then skip the chain when its tags rule their hash
+  // out. Only the closer writes a level's overflow until it is hoisted, and
+  // nothing else writes this bucket meanwhile but the unlinking of the
+  // chain's first leaf (the chain takes no key, the level above is not
+  // empty): so a failed CAS means a new first leaf, and a CAS that succeeds
+  // installs the first leaf of that moment, whatever happened before (an
+  // address reused by a replacement is the first leaf all the same).
+  // Lock-free: each retry follows an unlink. Readers never read an overflow
+  // that is not hoisted (0, or a stale first leaf): compression, which
+  // needs overflow == to_word(child), leaves such a level alone.
+  static void hoist(std::atomic<word>& bucket, hash_node* child) noexcept {
+    // acquire: the first leaf's link is read from the bucket as a walk would.
+    word first = bucket.load(std::memory_order_acquire);
+    for (;;) {
+      if (is_hash(first)) { // the chain emptied: nothing to hoist (first == to_word(child))
+        // release: pairs with looks_empty's acquire.
+        child->overflow.store(to_word(child), std::memory_order_release);
+        return;
+      }
+      child->overflow.store(first, std::memory_order_relaxed); // published by the CAS
+      detail::stress_point(); // the first leaf may be unlinked here
+      // [trie.hoist] release: readers that see the hoisted bucket (acquire)
+      // read this overflow or a later one.
+      if (bucket.compare_exchange_weak(first, hoisted_word(child), std::memory_order_release,
+                                       std::memory_order_acquire))
+        return;
+    }
   }
 
   bool link_at_end(const spot& s, leaf* fresh) {
@@ -1208,63 +1324,90 @@ private:
   // after's path: the search starts at after's bucket, and only that bucket's
   // child is on the path too; later buckets and their children hold larger
   // hashes and are searched from bucket 0 (the paper's Algorithm 1 restarted
-  // them at after's index, and kept a result across buckets). The caller then
-  // looks the key up, which protects the element.
-  std::optional<position> smallest_after(hash_node* node, const position* after,
+  // them at after's index, and kept a result across buckets). A chain
+  // hoisted under node (`hoisted`: node was reached through a hoisted
+  // bucket) holds hashes of any of node's buckets, so its smallest competes
+  // with theirs. The caller then looks the key up, which protects the element.
+  std::optional<position> smallest_after(hash_node* node, const position* after, bool hoisted,
                                          reader_guards& g) const {
+    std::optional<position> in_hoisted;
+    if (hoisted) in_hoisted = smallest_in_chain(node, node->overflow, after, g).best;
+    const auto with_hoisted = [&](std::optional<position> best) {
+      if (in_hoisted && (!best || less(in_hoisted->hash, in_hoisted->key, best->hash, best->key)))
+        return std::move(in_hoisted);
+      return best;
+    };
     const std::size_t first = after != nullptr ? node->index(after->hash) : 0;
     for (std::size_t i = first; i < node->size(); ++i) {
-      std::optional<position> best;
-      hash_node* child = nullptr;
-      for (bool valid = false; !valid;) { // a failed validation rescans the bucket
-        best.reset();
-        const std::atomic<word>* anchor = &node->buckets()[i];
-        word anchor_value = g.cur.protect(*anchor, leaf_or_null);
-        g.run.reset_protection(leaf_or_null(anchor_value));
-        word w = anchor_value;
-        const leaf* last = nullptr;
-        word last_next = 0;
-        valid = true;
-        while (!is_hash(w)) {
-          const leaf* cur = leaf_of(w);
-          const word nw = cur->next.load(std::memory_order_acquire); // [trie.read]
-          const std::uint64_t h = leaf_hash(*cur);
-          if (!is_deleted(nw) &&
-              (after == nullptr || less(after->hash, after->key, h, LeafPolicy::key(*cur))) &&
-              (!best || less(h, LeafPolicy::key(*cur), best->hash, best->key)))
-            best.emplace(position_of(h, cur)); // cur: g.cur protects it
-          if (!(valid = step(g, cur, nw, anchor, anchor_value))) break;
-          last = cur;
-          last_next = nw;
-          w = unmarked(nw);
-        }
-        // A frozen bucket is empty. A deeper level ends up in g.anchor.
-        child = valid && !is_frozen(w) && node_of(w) != node ? node_of(w) : nullptr;
-        if (child != nullptr) valid = descend(g, child, last, last_next, anchor, anchor_value);
-      }
-      if (child != nullptr) {
+      chain_scan chain = smallest_in_chain(node, node->buckets()[i], after, g);
+      if (chain.child != nullptr) {
         // The search below reuses g; this frame keeps child alive (compression
         // may remove it meanwhile; its buckets then read as empty).
         guard keep_child = make_guard();
-        keep_child.reset_protection(child); // safe: g.anchor protects it
-        std::optional<position> deeper = smallest_after(child, i == first ? after : nullptr, g);
+        keep_child.reset_protection(chain.child); // safe: g.anchor protects it
+        std::optional<position> deeper =
+            smallest_after(chain.child, i == first ? after : nullptr, chain.hoisted, g);
         // Nothing below: we read node's next buckets, and node may be removed
         // meanwhile (g protects deeper levels now; our caller's keep_child
         // keeps node).
         if (!deeper) detail::stress_pause();
-        if (deeper && (!best || less(deeper->hash, deeper->key, best->hash, best->key)))
-          best = std::move(deeper);
+        if (deeper &&
+            (!chain.best || less(deeper->hash, deeper->key, chain.best->hash, chain.best->key)))
+          chain.best = std::move(deeper);
       }
-      if (best) return best; // every later bucket holds larger hashes
+      if (chain.best) return with_hoisted(std::move(chain.best)); // later buckets: larger hashes
     }
-    return std::nullopt;
+    return in_hoisted;
+  }
+
+  // One chain of node (from a bucket or the overflow): its smallest position
+  // after `after`, and the level it continues in (g.anchor protects it) and
+  // whether through a hoisted bucket. A failed validation rescans the chain.
+  struct chain_scan {
+    std::optional<position> best;
+    hash_node* child = nullptr;
+    bool hoisted = false;
+  };
+  chain_scan smallest_in_chain(const hash_node* node, const std::atomic<word>& first,
+                               const position* after, reader_guards& g) const {
+    chain_scan r;
+    for (bool valid = false; !valid;) {
+      r.best.reset();
+      r.child = nullptr;
+      const std::atomic<word>* anchor = &first;
+      word anchor_value = g.cur.protect(*anchor, leaf_or_null);
+      g.run.reset_protection(leaf_or_null(anchor_value));
+      word w = anchor_value;
+      const leaf* last = nullptr;
+      word last_next = 0;
+      valid = true;
+      while (!is_hash(w)) {
+        const leaf* cur = leaf_of(w);
+        const word nw = cur->next.load(std::memory_order_acquire); // [trie.read]
+        const std::uint64_t h = leaf_hash(*cur);
+        if (!is_deleted(nw) &&
+            (after == nullptr || less(after->hash, after->key, h, LeafPolicy::key(*cur))) &&
+            (!r.best || less(h, LeafPolicy::key(*cur), r.best->hash, r.best->key)))
+          r.best.emplace(position_of(h, cur)); // cur: g.cur protects it
+        if (!(valid = step(g, cur, nw, anchor, anchor_value))) break;
+        last = cur;
+        last_next = nw;
+        w = unmarked(nw);
+      }
+      // A frozen bucket is empty; an overflow ends at node itself.
+      if (!valid || is_frozen(w) || node_of(w) == node) continue;
+      r.child = node_of(w);
+      r.hoisted = is_hoisted(w);
+      valid = descend(g, r.child, last, last_next, anchor, anchor_value);
+    }
+    return r;
   }
 
   const_iterator next_after(const position* after) const {
     reader g;
     std::optional<position> erased;
     for (;;) {
-      std::optional<position> p = smallest_after(root_, after, *g);
+      std::optional<position> p = smallest_after(root_, after, false, *g);
       if (!p) return end();
       detail::stress_pause(); // others may remove and reclaim p's leaf meanwhile
       if (const leaf* l = lookup(p->hash, p->key, *g)) return const_iterator(this, l);

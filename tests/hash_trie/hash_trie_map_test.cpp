@@ -92,6 +92,15 @@ struct failing_equal {
   }
 };
 
+// Equality counting its calls (for single-threaded tests).
+inline long equal_calls = 0;
+struct counting_equal {
+  bool operator()(long a, long b) const noexcept {
+    ++equal_calls;
+    return a == b;
+  }
+};
+
 template <class Map>
 std::vector<typename Map::key_type> keys_in_order(const Map& m) {
   std::vector<typename Map::key_type> out;
@@ -397,7 +406,102 @@ TYPED_TEST(HashTrieMap, ErasingEveryKeyGivesBackItsLevels) {
   }
 }
 
+// A chain that closes is hoisted under the level it closed with: lookups go
+// from the bucket straight to that level, and read the chain only if the
+// tag (16 low bits of the hash) of one of its keys is theirs. Under
+// std::hash<long> leaves keep no hash, so every live leaf a lookup passes
+// costs one comparison: the counts show which chains a lookup read.
+TYPED_TEST(HashTrieMap, LookupsReadAHoistedChainOnlyIfATagMatches) {
+  using map = map_for<TypeParam, long, long, std::hash<long>, counting_equal>;
+  const auto hash = [](long k) { return lfcore::detail::mix_hash(static_cast<std::uint64_t>(k)); };
+  const auto in_bucket_0 = [&](long k) { return hash(k) >> 60 == 0; }; // of the 16-bucket root
+  const auto below = [&](long k) { return (hash(k) >> 56) & 15; };     // bucket one level down
+  const auto tag = [&](long k) { return hash(k) & 0xffff; };
+  const auto next_key = [&](long k, auto wanted) {
+    while (!wanted(k)) ++k;
+    return k;
+  };
+  map m(hash_trie_config{4, 4, 4});
+  std::vector<long> chain; // root bucket 0's chain: four keys, then it closes
+  for (long k = 0; chain.size() < 4; ++k)
+    if (in_bucket_0(k)) chain.push_back(k);
+  for (const long k : chain) ASSERT_TRUE(m.insert({k, k}).second);
+  const long closer = next_key(chain.back() + 1, in_bucket_0);
+  ASSERT_TRUE(m.insert({closer, closer}).second); // closes the chain, goes one level down
+  const auto absent_below = [&](long k) {         // in bucket 0, not in closer's bucket below
+    return in_bucket_0(k) && below(k) != below(closer) && k != closer &&
+           std::find(chain.begin(), chain.end(), k) == chain.end();
+  };
+  const long untagged = next_key(0, [&](long k) {
+    return absent_below(k) &&
+           std::none_of(chain.begin(), chain.end(), [&](long c) { return tag(c) == tag(k); });
+  });
+  const long tagged =
+      next_key(0, [&](long k) { return absent_below(k) && tag(k) == tag(chain[2]); });
+
+  equal_calls = 0;
+  EXPECT_FALSE(m.contains(untagged));
+  EXPECT_EQ(equal_calls, 0) << "no tag matches: the hoisted chain is skipped";
+  equal_calls = 0;
+  EXPECT_FALSE(m.contains(tagged));
+  EXPECT_EQ(equal_calls, 4) << "a tag matches: the hoisted chain is read";
+  for (const long k : chain) EXPECT_TRUE(m.contains(k)) << k;
+  EXPECT_TRUE(m.contains(closer));
+
+  // The closed chain takes no key: `tagged` goes below, and is found there.
+  ASSERT_TRUE(m.insert({tagged, tagged}).second);
+  ASSERT_EQ(m.erase(chain[2]), 1u); // its tag stays, its key goes
+  EXPECT_FALSE(m.contains(chain[2]));
+  EXPECT_EQ(m.find(tagged)->second, tagged);
+  ASSERT_TRUE(m.insert({chain[2], -1}).second); // back, below this time
+  std::vector<long> keys = keys_in_order(m);
+  std::vector<long> expected = chain;
+  expected.insert(expected.end(), {closer, tagged});
+  std::sort(expected.begin(), expected.end(), [&](long a, long b) { return hash(a) < hash(b); });
+  EXPECT_EQ(keys, expected) << "iteration merges the hoisted chain with the level below";
+  EXPECT_EQ(m.find(chain[2])->second, -1);
+}
+
 // ------------------------------------------------------------------ threads
+
+// A chain's first leaf erased while its chain is hoisted: in the tiny shape
+// the second key of a bucket closes the chain of one leaf and hoists that
+// leaf; an eraser marks and unlinks it meanwhile, through the bucket or
+// through the overflow that took over, and must do so once. ASan catches a
+// leaf unlinked (and retired) twice, the block count one unlinked never.
+TYPED_TEST(HashTrieMap, AFirstLeafErasedWhileItsChainIsHoistedIsRetiredOnce) {
+  using key = std::uint64_t;
+  TypeParam::default_domain().reclaim();
+  const long before = counted_blocks.load();
+  {
+    map_for<TypeParam, key, key, placed_hash, std::equal_to<key>, counting_allocator> m(tiny);
+    constexpr key rounds = lfcore::stress_build ? 5'000 : 50'000;
+    constexpr key right = key(1) << 62; // root bucket 0, then bucket 1 of the level below
+    std::atomic<key> step{0};
+    std::atomic<long> wrong{0};
+    std::thread eraser([&] {
+      for (key r = 0; r < rounds; ++r) {
+        while (step.load() != 2 * r + 1) std::this_thread::yield();
+        wrong += m.erase(r << 20) != 1;
+        step.store(2 * r + 2);
+      }
+    });
+    for (key r = 0; r < rounds; ++r) {
+      const key first = r << 20, second = first | right;
+      wrong += !m.insert({first, r}).second;
+      step.store(2 * r + 1);                  // the eraser goes ...
+      wrong += !m.insert({second, r}).second; // ... while this closes and hoists
+      while (step.load() != 2 * r + 2) std::this_thread::yield();
+      wrong += m.contains(first) || !m.contains(second);
+      wrong += m.erase(second) != 1; // empties the level: it goes too
+    }
+    eraser.join();
+    EXPECT_EQ(wrong.load(), 0);
+    EXPECT_TRUE(m.empty());
+  }
+  TypeParam::default_domain().reclaim();
+  EXPECT_EQ(counted_blocks.load(), before) << "every leaf and level was freed once";
+}
 
 // Threads work inside a tower of levels that writers open and remove over
 // and over: in the tiny shape keys whose hashes first differ in bit 40 open
@@ -705,9 +809,9 @@ TYPED_TEST(HashTrieMap, PooledLeavesAreReusedUnderConcurrentChurn) {
 // fault position of every modifier, on keys that collide completely (so
 // every search compares) in the tiny shape (so inserts open levels).
 TYPED_TEST(HashTrieMap, ACallThatThrowsChangesNothingAndLeaksNothing) {
-  using map = lfcore::hash_trie_map<long, test::tracked, constant_hash, failing_equal,
-                                    counting_allocator<std::pair<const long, test::tracked>>,
-                                    TypeParam>;
+  using map =
+      lfcore::hash_trie_map<long, test::tracked, constant_hash, failing_equal,
+                            counting_allocator<std::pair<const long, test::tracked>>, TypeParam>;
   test::tracked::live = 0;
   {
     map m(hash_trie_config{1, 1, 2});
@@ -759,4 +863,3 @@ TYPED_TEST(HashTrieMap, ACallThatThrowsChangesNothingAndLeaksNothing) {
   TypeParam::default_domain().reclaim();
   EXPECT_EQ(test::tracked::live.load(), 0) << "an element leaked";
 }
-

@@ -6,10 +6,11 @@
 // * Hash nodes hold 2^bits buckets. The root uses root_bits of the hash, each
 //   deeper level level_bits more, most significant bits first, so bucket
 //   order is hash order and iteration can go in (hash, key) order.
-// * A bucket holds a word: its own hash node (empty), a deeper hash node, or
-//   the first leaf of a chain. Each leaf's `next` word points to the next leaf
-//   or, at the end of the chain, to a hash node: the node that owns the chain,
-//   or a deeper node that continues it.
+// * A bucket holds a word: its own hash node (empty), a deeper hash node
+//   (marked if it hoisted a chain, below), or the first leaf of a chain.
+//   Each leaf's `next` word points to the next leaf or, at the end of the
+//   chain, to a hash node: the node that owns the chain, or a deeper node
+//   that continues it.
 // * Expansion: an insert that finds chain_threshold live leaves in a chain
 //   ending at their own node closes the chain with a new, deeper hash node
 //   (one CAS on the end word); the key and every later key for that bucket go
@@ -62,8 +63,9 @@
 //   it, it is a link like any other. A closed chain takes no key, so once
 //   the overflow is empty it stays empty.
 // * A key has at most one live leaf (inserts append only after a traversal of
-//   the whole chain found none, with a CAS on the chain's end word that fails
-//   if anything was appended, closed or marked since).
+//   the whole chain - and of the hoisted chains above it whose tags match the
+//   key; the others cannot hold it - found none, with a CAS on the chain's end
+//   word that fails if anything was appended, closed or marked since).
 //
 // Lookups (find, contains, visit, iteration) perform no atomic read-modify-
 // write and no store but their hazard pointers: they pass marked leaves

@@ -1284,8 +1284,8 @@ private:
       detail::stress_point(); // the first leaf may be unlinked here
       // [trie.hoist] release: readers that see the hoisted bucket (acquire)
       // read this overflow or a later one.
-      if (bucket.compare_exchange_weak(first, hoisted_word(child), std::memory_order_release,
-                                       std::memory_order_acquire))
+      if (bucket.compare_exchange_strong(first, hoisted_word(child), std::memory_order_release,
+                                         std::memory_order_acquire))
         return;
     }
   }

@@ -2,7 +2,7 @@
 //
 // A hash_trie_map's root is fixed at construction. A chain that fills up is
 // closed by a deeper level and hoisted under it (the header says how), so a
-// key that went deep is found through one more level per 16x of growth, and
+// key is found through one more level each time its bucket filled, and
 // behind the closed chains above it only when their tags match its own. A
 // map that outgrows its root therefore slows down as it grows, where a root
 // sized for n (hash_trie_config::for_expected_size) keeps one bucket and one

@@ -3,9 +3,10 @@
 //
 // Structure (the LFHT of Areias and Rocha, IJPP 2016 / JPDC 2021, as used for
 // YAP's atom table; see ../shared/seeds/lock-free-atom-table.txt):
-// * Hash nodes hold 2^bits buckets. The root uses root_bits of the hash, each
-//   deeper level level_bits more, most significant bits first, so bucket
-//   order is hash order and iteration can go in (hash, key) order.
+// * Hash nodes hold 2^bits buckets. The root uses root_bits of the hash, the
+//   level below it level_bits more and each deeper level deep_level_bits more
+//   (fewer: such a level takes few keys), most significant bits first, so
+//   bucket order is hash order and iteration can go in (hash, key) order.
 // * A bucket holds a word: its own hash node (empty), a deeper hash node
 //   (marked if it hoisted a chain, below), or the first leaf of a chain.
 //   Each leaf's `next` word points to the next leaf or, at the end of the
@@ -31,7 +32,7 @@
 //   insert returns. Hits at 4e6 keys under the default 2^16 root took half
 //   the time they took without (460 ns against 860), still 2.2-2.7x a root
 //   sized for the keys (bench/results/trie_growth/): a map that outgrows its
-//   root gains a level per 16x, so size it.
+//   root gains levels as it grows, so size it.
 // * Hashes: the user's hash is passed through MurmurHash3's 64-bit finalizer
 //   (a bijection), because std::hash of an integer is the identity and would
 //   put sequential keys in one top-level bucket.
@@ -152,13 +153,25 @@ namespace lfcore {
 /// Shape of a hash_trie_map; chosen by measurement (bench/results/README.md).
 /// Stress builds use the smallest values so that expansions happen constantly.
 struct hash_trie_config {
-  unsigned root_bits = stress_build ? 1 : 16;      ///< root has 2^root_bits buckets
-  unsigned level_bits = stress_build ? 1 : 4;      ///< deeper nodes have 2^level_bits
+  unsigned root_bits = stress_build ? 1 : 16;      ///< the root has 2^root_bits buckets
+  unsigned level_bits = stress_build ? 1 : 4;      ///< a level just below it, 2^level_bits
   unsigned chain_threshold = stress_build ? 1 : 4; ///< live leaves before a chain closes
   /// Remove a level below the root once its last key is erased (see
   /// "Compression" in the header): an erase that empties a bucket then reads
-  /// the level's 2^level_bits buckets to see whether all are empty.
+  /// the level's buckets to see whether all are empty.
   bool compress_empty_levels = true;
+  /// Levels further down have 2^deep_level_bits buckets. Such a level opens
+  /// where a bucket of the level above it filled, and takes few keys - under
+  /// the default root, at 6.8 million keys, 2.5 on average besides the chain
+  /// it closed - so 16 buckets there were mostly empty. With 4, the levels
+  /// of a map grown to 4e6 keys cost 41.0 instead of 48.3 bytes per key in
+  /// all, and an atom table told nothing 47.7 instead of 58.4 bytes per atom,
+  /// with lookups as fast (bench/results/README.md, "Narrower deep levels").
+  /// Far past that, the narrow levels fill too and add depth: at 16e6 keys
+  /// under the 2^16 root hits took 1.3x and misses 1.6x as long as with 4
+  /// (for 3 bytes per key less); such a map wants a sized root, or 4 here.
+  /// Last in the struct, so that a config written {r, l, t, c} keeps its meaning.
+  unsigned deep_level_bits = stress_build ? 1 : 2;
 
   /// A root with at least one bucket per expected key (at most 2^max_root_bits
   /// buckets; 2^24, the largest root, is 128 MiB): lookups then mostly read
@@ -310,8 +323,8 @@ public:
   class const_iterator;
   using iterator = const_iterator;
 
-  /// Throws std::invalid_argument for root_bits or level_bits outside [1, 24]
-  /// or a chain_threshold of 0.
+  /// Throws std::invalid_argument for root_bits, level_bits or deep_level_bits
+  /// outside [1, 24] or a chain_threshold of 0.
   explicit hash_trie_map(hash_trie_config config = {}, const Hash& hash = Hash(),
                          const KeyEqual& equal = KeyEqual())
       : config_(checked(config)), hash_(hash), equal_(equal),
@@ -493,7 +506,7 @@ private:
   static std::uint16_t tag_of(std::uint64_t h) noexcept { return static_cast<std::uint16_t>(h); }
 
   // A hash node and its buckets in one allocation (a 40-byte header: a
-  // level of 16 buckets is a 176-byte glibc chunk).
+  // level of 16 buckets is a 176-byte glibc chunk, one of 4 an 80-byte one).
   struct hash_node {
     const std::uint8_t consumed; // hash bits the levels above use
     const std::uint8_t bits;
@@ -551,10 +564,11 @@ private:
 
   // ------------------------------------------------------------- allocation
   static hash_trie_config checked(hash_trie_config c) {
-    if (c.root_bits < 1 || c.root_bits > 24 || c.level_bits < 1 || c.level_bits > 24 ||
+    auto in_range = [](unsigned bits) { return bits >= 1 && bits <= 24; };
+    if (!in_range(c.root_bits) || !in_range(c.level_bits) || !in_range(c.deep_level_bits) ||
         c.chain_threshold == 0)
-      throw std::invalid_argument("hash_trie_map: root_bits and level_bits must be in [1, 24] "
-                                  "and chain_threshold at least 1");
+      throw std::invalid_argument("hash_trie_map: root_bits, level_bits and deep_level_bits "
+                                  "must be in [1, 24] and chain_threshold at least 1");
     return c;
   }
   // Hash nodes come from Allocator too, rebound to words (a node is a whole
@@ -667,7 +681,10 @@ private:
       return true;
   }
   bool can_expand(const hash_node* n) const noexcept {
-    return n->consumed + n->bits + config_.level_bits <= 64;
+    return n->consumed + n->bits + child_bits(n) <= 64;
+  }
+  unsigned child_bits(const hash_node* n) const noexcept {
+    return n == root_ ? config_.level_bits : config_.deep_level_bits;
   }
 
   void adjust_size(std::ptrdiff_t d) noexcept {
@@ -1242,7 +1259,7 @@ private:
   // must search again (closed by us or someone else).
   bool close_if_full(const spot& s, std::uint64_t h) {
     if (s.live < config_.chain_threshold || !can_expand(s.node)) return false;
-    hash_node* child = new_hash_node(s.node->consumed + s.node->bits, config_.level_bits);
+    hash_node* child = new_hash_node(s.node->consumed + s.node->bits, child_bits(s.node));
     // The chain's keys: those the walk saw live (nothing was appended since,
     // or the CAS below fails; a replacement keeps its key's hash).
     child->tag_count = static_cast<std::uint8_t>(s.live <= max_tags ? s.live : max_tags + 1);

@@ -117,7 +117,10 @@ private:
     c.root_bits = 1 + in.below(4);
     c.level_bits = 1 + in.below(3);
     c.chain_threshold = 1 + in.below(4);
-    c.compress_empty_levels = in.below(4) != 0;
+    // One byte for both, so that the corpus keeps its meaning.
+    const unsigned b = in.byte();
+    c.compress_empty_levels = b % 4 != 0;
+    c.deep_level_bits = 1 + b / 4 % 3;
     return c;
   }
   static position position_of(key k) { return {lfcore::detail::mix_hash(Hash()(k)), k}; }

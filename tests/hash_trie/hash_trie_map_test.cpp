@@ -19,6 +19,7 @@
 #include <string_view>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -58,9 +59,13 @@ struct string_equal {
 
 // A stateless allocator counting the blocks - leaves and hash nodes - that
 // the maps using it hold (one counter for all of them). Set
-// fail_allocation_at = k to make the k-th allocation from now throw.
+// fail_allocation_at = k to make the k-th allocation from now throw. While
+// record_node_words is set (single-threaded tests only), it also records the
+// size in words of each hash node (leaves come rebound to another type).
 inline std::atomic<long> counted_blocks{0};
 inline int fail_allocation_at = 0;
+inline bool record_node_words = false;
+inline std::vector<std::size_t> node_words_allocated;
 template <class T>
 struct counting_allocator {
   using value_type = T;
@@ -70,6 +75,8 @@ struct counting_allocator {
   T* allocate(std::size_t n) {
     if (fail_allocation_at > 0 && --fail_allocation_at == 0) throw std::bad_alloc();
     counted_blocks++;
+    if constexpr (std::is_same_v<T, std::uintptr_t>)
+      if (record_node_words) node_words_allocated.push_back(n);
     return std::allocator<T>().allocate(n);
   }
   void deallocate(T* p, std::size_t n) noexcept {
@@ -119,6 +126,33 @@ TYPED_TEST(HashTrieMap, RejectsBadConfig) {
   EXPECT_THROW((map_for<TypeParam, long, long>(hash_trie_config{16, 25, 4})),
                std::invalid_argument);
   EXPECT_THROW((map_for<TypeParam, long, long>(hash_trie_config{16, 4, 0})), std::invalid_argument);
+  EXPECT_THROW((map_for<TypeParam, long, long>(hash_trie_config{16, 4, 4, true, 0})),
+               std::invalid_argument);
+  EXPECT_THROW((map_for<TypeParam, long, long>(hash_trie_config{16, 4, 4, true, 25})),
+               std::invalid_argument);
+}
+
+// The root has 2^root_bits buckets, the level below it 2^level_bits and every
+// level under that 2^deep_level_bits. Keys are placed (their mixed hash is the
+// key): the root consumes bit 63, the first level bits 62-60, the next 59-58,
+// and chains close at one leaf. Key 0 opens root bucket 0; 1 << 56 closes it
+// with the first level, where it opens bucket 0; 2 << 56 closes that bucket with
+// a level of the deep width. A node is a 40-byte header and 8 bytes per bucket.
+TYPED_TEST(HashTrieMap, LevelsBelowTheFirstHaveDeepLevelBits) {
+  using key = std::uint64_t;
+  node_words_allocated.clear();
+  record_node_words = true;
+  {
+    map_for<TypeParam, key, key, placed_hash, std::equal_to<key>, counting_allocator> m(
+        hash_trie_config{1, 3, 1, true, 2});
+    const key keys[] = {0, key(1) << 56, key(2) << 56};
+    for (const key k : keys) EXPECT_TRUE(m.insert({k, k}).second);
+    for (const key k : keys) EXPECT_TRUE(m.contains(k));
+    EXPECT_EQ(keys_in_order(m), std::vector<key>(std::begin(keys), std::end(keys)));
+  }
+  record_node_words = false;
+  auto words = [](unsigned bits) { return (40 + (std::size_t(8) << bits)) / 8; };
+  EXPECT_EQ(node_words_allocated, (std::vector<std::size_t>{words(1), words(3), words(2)}));
 }
 
 TEST(HashTrieConfig, ExpectedSizeGivesAtLeastOneRootBucketPerKeyUpToTheCap) {
@@ -299,10 +333,12 @@ void agrees_with_unordered_map(hash_trie_config shape) {
   EXPECT_EQ(contents, expected);
 }
 TYPED_TEST(HashTrieMap, SequentialAgreesWithUnorderedMap) {
-  for (const hash_trie_config shape : {hash_trie_config{}, tiny, hash_trie_config{2, 2, 3}}) {
+  for (const hash_trie_config shape :
+       {hash_trie_config{}, tiny, hash_trie_config{2, 2, 3}, hash_trie_config{2, 3, 2, true, 1}}) {
     SCOPED_TRACE("root_bits " + std::to_string(shape.root_bits) + ", level_bits " +
                  std::to_string(shape.level_bits) + ", chain_threshold " +
-                 std::to_string(shape.chain_threshold));
+                 std::to_string(shape.chain_threshold) + ", deep_level_bits " +
+                 std::to_string(shape.deep_level_bits));
     agrees_with_unordered_map<TypeParam, std::hash<long>>(shape);  // hash recomputed
     agrees_with_unordered_map<TypeParam, stored_long_hash>(shape); // hash stored
     agrees_with_unordered_map<TypeParam, std::hash<long>, lfcore::pool_allocator>(shape);

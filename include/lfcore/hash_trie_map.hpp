@@ -120,10 +120,10 @@
 // every bucket and the hoisted chain empty, freezes the buckets, and swings
 // the parent's bucket back open (the protocol is at remove_if_empty). A level
 // that holds a key, in a bucket or in its hoisted chain, stays. Under churn -
-// 30 replacements of 1e6 keys - the default shape went from 44 to 47 bytes per
-// key (94 without compression), and erasing every key gave every level back
-// (61 bytes per key stayed without); bench/results/trie_churn/report.md.
-// An erase that empties a bucket of a level reads its 2^level_bits buckets,
+// 30 replacements of 1e6 keys - the default shape went from 44.1 to 45.5 bytes
+// per key (66.7 without compression), and erasing every key gave every level
+// back (34.1 bytes per key stayed without); bench/results/trie_churn/report.md.
+// An erase that empties a bucket of a level reads all of the level's buckets,
 // so very wide levels make such erases slower (config.compress_empty_levels).
 #pragma once
 
@@ -163,13 +163,14 @@ struct hash_trie_config {
   /// Levels further down have 2^deep_level_bits buckets. Such a level opens
   /// where a bucket of the level above it filled, and takes few keys - under
   /// the default root, at 6.8 million keys, 2.5 on average besides the chain
-  /// it closed - so 16 buckets there were mostly empty. With 4, the levels
-  /// of a map grown to 4e6 keys cost 41.0 instead of 48.3 bytes per key in
-  /// all, and an atom table told nothing 47.7 instead of 58.4 bytes per atom,
+  /// it closed - so 16 buckets there were mostly empty. With 4 buckets, a
+  /// map grown to 4e6 keys costs 41.0 instead of 48.3 bytes per key in all,
+  /// and an atom table told nothing 47.7 instead of 58.4 bytes per atom,
   /// with lookups as fast (bench/results/README.md, "Narrower deep levels").
   /// Far past that, the narrow levels fill too and add depth: at 16e6 keys
-  /// under the 2^16 root hits took 1.3x and misses 1.6x as long as with 4
-  /// (for 3 bytes per key less); such a map wants a sized root, or 4 here.
+  /// under the 2^16 root hits took 1.3x and misses 1.6x as long as with 16
+  /// buckets (for 3 bytes per key less); such a map wants a sized root, or
+  /// deep_level_bits = 4.
   /// Last in the struct, so that a config written {r, l, t, c} keeps its meaning.
   unsigned deep_level_bits = stress_build ? 1 : 2;
 

@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <thread>
 #include <unistd.h>
+#include <utility>
+#include <vector>
 
 namespace runner {
 namespace {
@@ -201,33 +203,68 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
       md << "\n";
     }
 
-    if (!s.sequential.empty()) {
-      const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-      md << "\nEfficiency against the ideal (min(threads, " << cores << " cores) x the "
-         << s.sequential
-         << "'s rate at the same point), and overhead per task: "
-            "min(threads, cores) / throughput - 1 / sequential rate, in ns\n\n| threads |";
+    // Efficiency rate / ideal and overhead per task busy / rate - busy /
+    // ideal (ns of a core), as medians over the (rate, ideal) pairs that
+    // pairs(contender, threads) gives.
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    auto efficiency_table = [&](const std::string& intro, auto pairs) {
+      auto shown = [&](const contender& c) {
+        return c.name != s.sequential && c.name != s.parallel_reference;
+      };
+      md << "\n" << intro << "\n\n| threads |";
       for (const auto& c : s.contenders)
-        if (c.name != s.sequential) md << " " << c.name << " |";
+        if (shown(c)) md << " " << c.name << " |";
       md << "\n|---:|";
-      for (std::size_t i = 1; i < s.contenders.size(); ++i) md << "---:|";
+      for (const auto& c : s.contenders)
+        if (shown(c)) md << "---:|";
       md << "\n";
       for (int t : s.threads) {
         const double busy = std::min<double>(t, cores);
-        const double seq = med[s.sequential][t] * s.unit;
         md << "| " << t << " |";
         for (const auto& c : s.contenders) {
-          if (c.name == s.sequential) continue;
-          const double rate = med[c.name][t] * s.unit;
-          if (rate <= 0 || seq <= 0) {
+          if (!shown(c)) continue;
+          std::vector<double> efficiency, overhead;
+          for (auto [rate, ideal] : pairs(c.name, t))
+            if (rate > 0 && ideal > 0) {
+              efficiency.push_back(rate / ideal);
+              overhead.push_back((busy / rate - busy / ideal) * 1e9);
+            }
+          if (efficiency.empty())
             md << " - |";
-            continue;
-          }
-          md << " " << fmt(rate / (busy * seq)) << " (" << fmt((busy / rate - 1 / seq) * 1e9, 0)
-             << " ns) |";
+          else
+            md << " " << fmt(median(efficiency)) << " (" << fmt(median(overhead), 0) << " ns) |";
         }
         md << "\n";
       }
+    };
+    if (!s.sequential.empty()) {
+      efficiency_table("Efficiency against the ideal (min(threads, " + std::to_string(cores) +
+                           " cores) x the " + s.sequential +
+                           "'s rate at the same point), and overhead per task: "
+                           "min(threads, cores) / throughput - 1 / sequential rate, in ns",
+                       [&](const std::string& name, int t) {
+                         const double busy = std::min<double>(t, cores);
+                         return std::vector{std::pair{med[name][t] * s.unit,
+                                                      busy * med[s.sequential][t] * s.unit}};
+                       });
+      // Paired by repetition: the contenders of one repetition ran back to
+      // back, so each ratio sees the machine in one state.
+      if (!s.parallel_reference.empty())
+        efficiency_table(
+            "Efficiency against the " + s.parallel_reference +
+                " (what the machine gave that many independent threads), and overhead per task: "
+                "min(threads, cores) x (1 / throughput - 1 / its rate), in ns; each the median "
+                "over repetitions of the value against the reference's run in the same repetition",
+            [&](const std::string& name, int t) {
+              std::vector<std::pair<double, double>> v;
+              for (const auto& m : results)
+                if (m.sweep == s.name && m.contender == name && m.threads == t)
+                  for (const auto& r : results)
+                    if (r.sweep == s.name && r.contender == s.parallel_reference &&
+                        r.threads == t && r.rep == m.rep)
+                      v.emplace_back(m.ops_per_second, r.ops_per_second);
+              return v;
+            });
       write_cpu_overhead(md, s, results);
     }
 

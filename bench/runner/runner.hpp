@@ -41,6 +41,12 @@ struct sweep {
   /// rate at the same point, and the overhead per task - in wall time, and in
   /// CPU time when the contenders report it (report_cpu_ns_per_op).
   std::string sequential = {};
+  /// A contender that runs the same tasks statically split over the threads,
+  /// with no communication: what the machine gives that many independent
+  /// threads at that moment. The report adds efficiency and overhead per task
+  /// against its rate at the same point - what the runtime itself costs,
+  /// with the cores' share of other guests' load taken out.
+  std::string parallel_reference = {};
 };
 
 struct measurement {

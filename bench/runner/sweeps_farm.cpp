@@ -13,9 +13,14 @@
 //   OpenMP tasks         one thread of a team of nw creates a task per item,
 //                        each task adds its result to a reduction
 //   sequential loop      the same tasks in a plain loop on one thread
+//   static split         the same tasks cut into nw equal ranges, a plain
+//                        thread per range, nothing shared until the join
 // One operation = one task. The report's efficiency table compares with the
 // ideal farm: min(nw, cores) times the sequential loop's rate at that point
-// (the calibration only sets the grain's order of magnitude).
+// (the calibration only sets the grain's order of magnitude). A second table
+// compares with the static split: on a shared VM nw threads do not get nw
+// whole cores, and what a runtime adds per task is its distance to what the
+// machine gave nw independent threads in the same round.
 //
 // farm_manager_trace (written beside the report, not a sweep): a keep_up
 // contract, workers that sleep 2 ms (so that up to 8 overlap on 2 cores),
@@ -43,6 +48,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #if defined(LFCORE_HAVE_TBB)
 #include <oneapi/tbb/parallel_pipeline.h>
@@ -99,6 +105,29 @@ double lfcore_farm(lfcore::scheduling policy, int threads, std::uint64_t tasks, 
         [&](std::uint64_t r) { sum += r; });
   });
   check(sum == expect, "lfcore farm");
+  return rate;
+}
+
+// The machine's own ceiling for this work at `threads` threads: equal
+// ranges, one std::thread each (started inside the timed region, as the
+// farm's are), each summing locally.
+double static_split(int threads, std::uint64_t tasks, std::uint64_t iters, std::uint64_t expect) {
+  const auto n = static_cast<std::uint64_t>(threads);
+  std::vector<std::uint64_t> sums(n);
+  const double rate = tasks_per_second(tasks, [&] {
+    std::vector<std::thread> team;
+    for (std::uint64_t k = 0; k < n; ++k)
+      team.emplace_back([&, k] {
+        std::uint64_t sum = 0;
+        for (std::uint64_t i = k * tasks / n; i < (k + 1) * tasks / n; ++i)
+          sum += farm_work(i, iters);
+        sums[k] = sum;
+      });
+    for (auto& t : team) t.join();
+  });
+  std::uint64_t sum = 0;
+  for (std::uint64_t x : sums) sum += x;
+  check(sum == expect, "the static split");
   return rate;
 }
 
@@ -351,6 +380,7 @@ std::vector<sweep> farm_sweeps(const options& opt) {
     s.unit = 1e3;
     s.unit_name = "k tasks/s";
     s.sequential = "sequential loop";
+    s.parallel_reference = "static split (no communication)";
     s.contenders.push_back({s.sequential, false, [=](const point&) {
                               const std::uint64_t iters = stream->iters(),
                                                   expect = stream->expect();
@@ -361,6 +391,10 @@ std::vector<sweep> farm_sweeps(const options& opt) {
                               });
                               check(sum == expect, "the sequential loop");
                               return rate;
+                            }});
+    s.contenders.push_back({s.parallel_reference, false, [=](const point& p) {
+                              return static_split(p.threads, tasks, stream->iters(),
+                                                  stream->expect());
                             }});
     s.contenders.push_back(
         {"lfcore farm (on-demand)", true, [=](const point& p) {

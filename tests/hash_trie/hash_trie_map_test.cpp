@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <set>
 #include <string>
@@ -332,6 +333,20 @@ void agrees_with_unordered_map(hash_trie_config shape) {
   const std::map<long, long> expected(model.begin(), model.end());
   EXPECT_EQ(contents, expected);
 }
+TYPED_TEST(HashTrieMap, PrefetchChangesNothing) {
+  map_for<TypeParam, std::string, int, string_hash, string_equal> m(
+      hash_trie_config::for_expected_size(64));
+  for (int k = 0; k < 40; ++k) m.emplace(std::to_string(k), k);
+  std::vector<std::string> keys;
+  for (int k = 0; k < 80; ++k) keys.push_back(std::to_string(k)); // half absent
+  m.prefetch(keys.begin(), keys.end());
+  m.prefetch(keys.begin(), keys.begin()); // an empty range
+  m.prefetch(std::string_view("7"));      // transparent, one key
+  m.prefetch(std::string("77"));
+  EXPECT_EQ(m.size(), 40u);
+  for (int k = 0; k < 80; ++k) EXPECT_EQ(m.contains(std::to_string(k)), k < 40) << k;
+}
+
 TYPED_TEST(HashTrieMap, SequentialAgreesWithUnorderedMap) {
   for (const hash_trie_config shape :
        {hash_trie_config{}, tiny, hash_trie_config{2, 2, 3}, hash_trie_config{2, 3, 2, true, 1}}) {
@@ -722,8 +737,14 @@ TYPED_TEST(HashTrieMap, LevelsComeAndGoUnderChurnWithoutLosingKeys) {
     });
   std::atomic<long> torn{0};
   pool.emplace_back([&] { // stable keys, and churned ones inside levels that go
+    std::vector<long> block(64);
     while (writing.load() > 0)
       for (long k = 0; k < 4 * per_writer; ++k) {
+        if (k % 64 == 0) { // prefetches read buckets whose leaves come and go
+          std::iota(block.begin(), block.end(), k);
+          m.prefetch(block.begin(), block.end());
+        }
+        m.prefetch(k);
         if (k % 4 == 3)
           missed += k / 4 < stable && !m.contains(k);
         else

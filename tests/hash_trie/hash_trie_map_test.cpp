@@ -333,6 +333,7 @@ void agrees_with_unordered_map(hash_trie_config shape) {
   const std::map<long, long> expected(model.begin(), model.end());
   EXPECT_EQ(contents, expected);
 }
+
 TYPED_TEST(HashTrieMap, PrefetchChangesNothing) {
   map_for<TypeParam, std::string, int, string_hash, string_equal> m(
       hash_trie_config::for_expected_size(64));

@@ -249,7 +249,11 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
                        });
       // Paired by repetition: the contenders of one repetition ran back to
       // back, so each ratio sees the machine in one state.
-      if (!s.parallel_reference.empty())
+      if (!s.parallel_reference.empty()) {
+        std::map<std::pair<int, int>, double> reference; // (threads, rep) -> its rate
+        for (const auto& r : results)
+          if (r.sweep == s.name && r.contender == s.parallel_reference)
+            reference[{r.threads, r.rep}] = r.ops_per_second;
         efficiency_table(
             "Efficiency against the " + s.parallel_reference +
                 " (what the machine gave that many independent threads), and overhead per task: "
@@ -259,12 +263,11 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
               std::vector<std::pair<double, double>> v;
               for (const auto& m : results)
                 if (m.sweep == s.name && m.contender == name && m.threads == t)
-                  for (const auto& r : results)
-                    if (r.sweep == s.name && r.contender == s.parallel_reference &&
-                        r.threads == t && r.rep == m.rep)
-                      v.emplace_back(m.ops_per_second, r.ops_per_second);
+                  if (const auto r = reference.find({t, m.rep}); r != reference.end())
+                    v.emplace_back(m.ops_per_second, r->second);
               return v;
             });
+      }
       write_cpu_overhead(md, s, results);
     }
 

@@ -44,8 +44,9 @@ struct sweep {
   /// A contender that runs the same tasks statically split over the threads,
   /// with no communication: what the machine gives that many independent
   /// threads at that moment. The report adds efficiency and overhead per task
-  /// against its rate at the same point - what the runtime itself costs,
-  /// with the cores' share of other guests' load taken out.
+  /// against its run in the same repetition (median over repetitions) - what
+  /// the runtime itself costs, with the cores' share of other guests' load
+  /// taken out.
   std::string parallel_reference = {};
 };
 

@@ -138,7 +138,7 @@ double run_paper_workload(const point& p, std::size_t n, bool sized) {
       const std::size_t begin = next.fetch_add(batch, std::memory_order_relaxed);
       if (begin >= n) break;
       for (std::size_t i = begin; i < std::min(n, begin + batch); ++i)
-        if constexpr (requires { requires Table::prefetches; })
+        if constexpr (requires { table->prefetch_all(pieces); })
           mine += combine_atoms_prefetched(*table, seqs[i], rotation, pieces);
         else
           mine += combine_atoms(*table, seqs[i], rotation);
@@ -162,7 +162,6 @@ struct lfcore_atoms {
 };
 // The same table, each sequence's pieces prefetched before they are interned.
 struct lfcore_atoms_prefetched : lfcore_atoms {
-  static constexpr bool prefetches = true;
   using lfcore_atoms::lfcore_atoms;
   void prefetch_all(const std::vector<std::string_view>& texts) { t.prefetch(texts); }
 };
@@ -177,7 +176,6 @@ struct yap_original {
 // YAP's design given the same chance: one shared lock around the prefetches
 // of a sequence's pieces (the bucket array may double meanwhile otherwise).
 struct yap_original_prefetched : yap_original {
-  static constexpr bool prefetches = true;
   using yap_original::yap_original;
   void prefetch_all(const std::vector<std::string_view>& texts) { t.prefetch(texts); }
 };

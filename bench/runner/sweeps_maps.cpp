@@ -25,6 +25,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -33,6 +34,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <ranges>
 #include <shared_mutex>
 #include <stdexcept>
 #include <string>
@@ -133,9 +135,18 @@ struct string_keys {
   std::shared_ptr<const std::vector<std::string>> keys;
 };
 
+// Operations run in batches of batch_size keys. A handle that has
+// prefetch(range of keys) is given each batch first (lfcore's group prefetch);
+// the others run the same batches without it.
+constexpr int batch_size = 16;
+template <class Handle, class Range>
+void prefetch_batch(Handle& h, const Range& keys) {
+  if constexpr (requires { h.prefetch(keys); }) h.prefetch(keys);
+}
+
 // Fills an empty map with N keys on the point's threads, then runs workload w.
 // A per-thread Handle{map} has insert(k, v) -> bool, find(k, v&) -> bool and
-// erase(k) -> bool; Keys gives key i.
+// erase(k) -> bool, and may have prefetch(range of keys); Keys gives key i.
 template <class Map, class Handle, class Keys>
 double fill_and_run(const point& p, workload w, u64 n, Map& map) {
   const Keys keys(n);
@@ -144,7 +155,11 @@ double fill_and_run(const point& p, workload w, u64 n, Map& map) {
     Handle h{map};
     const u64 begin = n * static_cast<u64>(t) / static_cast<u64>(threads);
     const u64 end = n * static_cast<u64>(t + 1) / static_cast<u64>(threads);
-    for (u64 i = begin; i < end; ++i) h.insert(keys(i), i);
+    for (u64 first = begin; first < end; first += batch_size) {
+      const u64 last = std::min(end, first + batch_size);
+      prefetch_batch(h, std::views::iota(first, last) | std::views::transform(std::cref(keys)));
+      for (u64 i = first; i < last; ++i) h.insert(keys(i), i);
+    }
   });
   if (w == workload::insert_only) return static_cast<double>(n) / fill_seconds;
   const zipfian* zipf = w == workload::mix_zipf ? &zipfian_over(2 * n) : nullptr;
@@ -153,28 +168,39 @@ double fill_and_run(const point& p, workload w, u64 n, Map& map) {
     std::mt19937_64 rng(0x5eed + static_cast<u64>(t));
     long long ops = 0;
     u64 v = 0, sink = 0;
+    u64 random[batch_size], index[batch_size];
     while (!stop.load(std::memory_order_relaxed)) {
-      for (int k = 0; k < 64; ++k, ++ops) { // check the clock flag every 64 ops
-        const u64 r = rng();
-        switch (w) {
-        case workload::lookup_hit:
-          sink += h.find(keys(r % n), v) ? v : 0;
-          break;
-        case workload::lookup_miss:
-          sink += h.find(keys(n + r % n), v);
-          break;
-        default: {
-          const u64 i = w == workload::mix_zipf ? (*zipf)(static_cast<double>(r >> 11) * 0x1.0p-53)
-                                                : (r >> 8) % (2 * n);
-          decltype(auto) key = keys(i);
-          const unsigned dice = static_cast<unsigned>(r & 0xff) % 100;
-          if (dice < 90)
-            sink += h.find(key, v);
-          else if (dice < 95)
-            h.insert(key, r);
-          else
-            h.erase(key);
+      for (int b = 0; b < 4; ++b, ops += batch_size) { // check the clock flag every 64 ops
+        for (int k = 0; k < batch_size; ++k) {
+          const u64 r = random[k] = rng();
+          switch (w) {
+          case workload::lookup_hit:
+            index[k] = r % n;
+            break;
+          case workload::lookup_miss:
+            index[k] = n + r % n;
+            break;
+          case workload::mix_zipf:
+            index[k] = (*zipf)(static_cast<double>(r >> 11) * 0x1.0p-53);
+            break;
+          default:
+            index[k] = (r >> 8) % (2 * n);
+          }
         }
+        prefetch_batch(h, index | std::views::transform(std::cref(keys)));
+        for (int k = 0; k < batch_size; ++k) {
+          decltype(auto) key = keys(index[k]);
+          const unsigned dice = w == workload::lookup_hit || w == workload::lookup_miss
+                                    ? 0
+                                    : static_cast<unsigned>(random[k] & 0xff) % 100;
+          if (dice < 90) {
+            const bool found = h.find(key, v);
+            sink += w == workload::lookup_hit ? (found ? v : 0) : found;
+          } else if (dice < 95) {
+            h.insert(key, random[k]);
+          } else {
+            h.erase(key);
+          }
         }
       }
     }
@@ -231,6 +257,14 @@ struct lf_handle {
     return m.visit(k, [&](const typename Map::value_type& kv) { v = kv.second; });
   }
   bool erase(const typename Map::key_type& k) { return m.erase(k) == 1; }
+};
+// The same, handed each batch's keys first (hash_trie_map::prefetch).
+template <class Map>
+struct lf_prefetching_handle : lf_handle<Map> {
+  template <class Range>
+  void prefetch(const Range& keys) const {
+    this->m.prefetch(keys.begin(), keys.end());
+  }
 };
 
 /// The floor: std::unordered_map behind a std::shared_mutex.
@@ -470,10 +504,22 @@ void add_lfcore_contender(std::vector<map_contender>& c, std::string name) {
     return std::make_unique<map>(lfcore::hash_trie_config::for_expected_size(n));
   }));
 }
+// The default map, each batch prefetched; its memory is the default's, so it
+// has no row of its own in the memory table.
+template <class K, class Keys = u64_keys>
+void add_lfcore_prefetching_contender(std::vector<map_contender>& c) {
+  using map = lf_map<K>;
+  map_contender m = make_contender<map, lf_prefetching_handle<map>, Keys>(
+      "lfcore hash_trie_map, prefetched batches", true, true,
+      [](u64 n) { return std::make_unique<map>(lfcore::hash_trie_config::for_expected_size(n)); });
+  m.bytes = nullptr;
+  c.push_back(std::move(m));
+}
 
 std::vector<map_contender> map_contenders() {
   std::vector<map_contender> c;
   add_lfcore_contender<u64, lfcore::hazard_pointer_reclamation>(c, "lfcore hash_trie_map");
+  add_lfcore_prefetching_contender<u64>(c);
 #if defined(LFCORE_HAVE_URCU_POLICY)
   add_lfcore_contender<u64, lfcore::urcu::memb>(c, "lfcore hash_trie_map<urcu::memb>");
 #endif
@@ -518,6 +564,7 @@ std::vector<map_contender> string_map_contenders() {
   std::vector<map_contender> c;
   add_lfcore_contender<S, lfcore::hazard_pointer_reclamation, string_keys>(c,
                                                                            "lfcore hash_trie_map");
+  add_lfcore_prefetching_contender<S, string_keys>(c);
 #if defined(LFCORE_HAVE_URCU_POLICY)
   add_lfcore_contender<S, lfcore::urcu::memb, string_keys>(c, "lfcore hash_trie_map<urcu::memb>");
 #endif
@@ -592,7 +639,7 @@ memory_table map_bytes_per_key(const options& opt) {
            "the key count. Each key is a uint64 with a uint64 value.";
   m.column = "bytes per key";
   for (const map_contender& c : map_contenders())
-    if (opt.contender.empty() || c.name.find(opt.contender) != std::string::npos)
+    if (c.bytes && (opt.contender.empty() || c.name.find(opt.contender) != std::string::npos))
       m.rows.emplace_back(c.name, c.bytes(static_cast<u64>(opt.map_keys)));
   return m;
 }

@@ -346,6 +346,16 @@ TYPED_TEST(HashTrieMap, PrefetchChangesNothing) {
   m.prefetch(std::string("77"));
   EXPECT_EQ(m.size(), 40u);
   for (int k = 0; k < 80; ++k) EXPECT_EQ(m.contains(std::to_string(k)), k < 40) << k;
+
+  // Integer keys (the hash recomputed from the leaf) under a root of 4
+  // buckets: chains of several leaves, and buckets that lead to deeper levels.
+  map_for<TypeParam, long, long> ints(hash_trie_config{2, 2, 3});
+  for (long k = 0; k < 100; ++k) ints.emplace(k, -k);
+  std::vector<long> probes(200);
+  std::iota(probes.begin(), probes.end(), 0L);
+  ints.prefetch(probes.begin(), probes.end());
+  EXPECT_EQ(ints.size(), 100u);
+  for (long k = 0; k < 200; ++k) EXPECT_EQ(ints.contains(k), k < 100) << k;
 }
 
 TYPED_TEST(HashTrieMap, SequentialAgreesWithUnorderedMap) {

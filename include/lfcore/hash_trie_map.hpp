@@ -366,11 +366,11 @@ public:
   /// its root bucket. For a range, in groups of prefetch_group keys, three
   /// rounds, each started when the one before has mostly arrived: every
   /// key's root bucket; the first leaf each bucket points to; and, where
-  /// that leaf has another hash, the leaf after it (with about one key per
-  /// bucket, a key is second in its chain a third of the time). The paper's
-  /// atom workload ran 2.6x as fast on one thread with the first two rounds,
-  /// and the third took another 15-20% off a hit in a map of 1e6 integer
-  /// keys (bench/results/README.md).
+  /// that leaf has another hash, the leaf after it (at one key per bucket,
+  /// a key is second in its chain 26% of the time, further back 10%). The paper's
+  /// atom workload ran 2.6x as fast on one thread with the first two rounds;
+  /// the third made prefetched hits and misses in a map of 1e6 integer keys
+  /// 1.2x-1.4x as fast again (bench/results/README.md).
   /// The one-key form and the second round read a bucket word relaxed and
   /// use it only as a prefetch address, which cannot fault even if the leaf
   /// was freed meanwhile; the third round reads inside a leaf, so it

@@ -497,12 +497,17 @@ template <class M>
 auto sized() {
   return [](u64 n) { return std::make_unique<M>(n); };
 }
+// lfcore's size hint is its root size.
+template <class Map>
+auto lf_sized() {
+  return
+      [](u64 n) { return std::make_unique<Map>(lfcore::hash_trie_config::for_expected_size(n)); };
+}
 template <class K, class R, class Keys = u64_keys, template <class> class A = std::allocator>
 void add_lfcore_contender(std::vector<map_contender>& c, std::string name) {
   using map = lf_map<K, R, A>;
-  c.push_back(make_contender<map, lf_handle<map>, Keys>(std::move(name), true, true, [](u64 n) {
-    return std::make_unique<map>(lfcore::hash_trie_config::for_expected_size(n));
-  }));
+  c.push_back(
+      make_contender<map, lf_handle<map>, Keys>(std::move(name), true, true, lf_sized<map>()));
 }
 // The default map, each batch prefetched; its memory is the default's, so it
 // has no row of its own in the memory table.
@@ -510,8 +515,7 @@ template <class K, class Keys = u64_keys>
 void add_lfcore_prefetching_contender(std::vector<map_contender>& c) {
   using map = lf_map<K>;
   map_contender m = make_contender<map, lf_prefetching_handle<map>, Keys>(
-      "lfcore hash_trie_map, prefetched batches", true, true,
-      [](u64 n) { return std::make_unique<map>(lfcore::hash_trie_config::for_expected_size(n)); });
+      "lfcore hash_trie_map, prefetched batches", true, true, lf_sized<map>());
   m.bytes = nullptr;
   c.push_back(std::move(m));
 }

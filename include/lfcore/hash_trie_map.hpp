@@ -396,6 +396,8 @@ public:
         if (!is_hash(w)) __builtin_prefetch(leaf_of(w));
       }
       for (std::size_t i = 0; i < n; ++i) {
+        // protect's validating load acquires: the leaf's key and hash, published
+        // by the release CAS that linked it ([trie.link]), are readable below.
         const word w = g->cur.protect(*buckets[i], leaf_or_null);
         if (is_hash(w)) continue; // an empty bucket, or a deeper level
         const leaf& l = *leaf_of(w);

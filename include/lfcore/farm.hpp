@@ -11,6 +11,9 @@
 //               ^                                      |
 //               +--------- feedback (optional) --------+
 //
+// A farm of one worker has no collector thread by default: the worker calls
+// the sink (farm_options::fuse_collector_with_one_worker).
+//
 // Scheduling (farm_options::policy):
 // * round_robin (the default): each task goes to the next active worker in
 //   turn, skipping workers whose channel (farm_options::capacity slots) is full.
@@ -118,6 +121,18 @@ struct farm_options {
   /// arriving, so a long latency does not make workers wait for room; with
   /// short tasks, a larger `capacity` lets the nap grow.
   std::chrono::microseconds result_latency{stress_build ? 5 : 200};
+  /// With one worker (workers == 1), that worker calls the sink itself after
+  /// each task, and the farm starts no collector thread (FastFlow calls this
+  /// fusing two nodes; oneTBB's parallel_pipeline runs a serial filter on
+  /// the thread that carries the item, always). One worker's results need
+  /// no merging, and a collector beside it costs a channel hand-over per
+  /// result and a timed nap per batch: on the 2-vCPU reference machine ~1 us
+  /// of CPU per 10 us task (bench/results/README.md, task farm). The
+  /// sink's time then adds to the worker's (its service time is T_w + t_C,
+  /// not max{T_w, t_C}) and counts as its busy time; result_latency does not
+  /// apply (each result reaches the sink at once). Set false for a sink slow
+  /// enough to deserve a thread of its own. Ignored with two or more workers.
+  bool fuse_collector_with_one_worker = true;
   /// Where threads run: the emitter takes slot 0, worker i slot i + 1, the
   /// collector slot nw + 1 of the policy (cpu_for_worker).
   pin_policy pinning{};
@@ -356,7 +371,10 @@ public:
   /// Streams every item of `source` (a callable returning std::optional<In>;
   /// std::nullopt ends the stream) through the workers into `sink` (a callable
   /// taking Out&&), called on the collector thread in completion order, or in
-  /// input order if options().ordered. Returns when all is done.
+  /// input order if options().ordered; with one worker, on that worker's
+  /// thread in input order (see farm_options::fuse_collector_with_one_worker).
+  /// The sink is never called concurrently with itself. Returns when all is
+  /// done.
   template <class Source, class Sink>
   void run_and_wait(Source&& source, Sink&& sink) {
     static_assert(!std::is_void_v<Out>, "a farm of void workers has no results to collect");
@@ -479,11 +497,20 @@ private:
   // Written by the collector around a park, read by every worker per result.
   alignas(cache_line_size) std::atomic<bool> collector_parked_{false};
 
+  // Where a worker's results go.
+  enum class results_to {
+    nowhere,   // no sink: results are dropped
+    collector, // over the worker's output channel
+    sink,      // straight into the sink (fuse_collector_with_one_worker)
+  };
+
   template <class Source, class Sink>
   void run(Source& source, Sink* sink, feedback_hook* feedback) {
-    constexpr bool collect = !std::is_same_v<Sink, int>;
-    begin_run(collect);
+    constexpr bool has_sink = !std::is_same_v<Sink, int>;
     const unsigned nw = max_workers_;
+    const bool fused = has_sink && nw == 1 && options_.fuse_collector_with_one_worker;
+    const bool collect = has_sink && !fused;
+    begin_run(collect);
     std::vector<std::unique_ptr<lane>> lanes;
     std::vector<std::thread> threads;
     try {
@@ -493,10 +520,14 @@ private:
       for (unsigned i = 0; i < nw; ++i)
         lanes.push_back(std::make_unique<lane>(in_cap, collect ? ring_size(options_.capacity) : 2));
       threads.reserve(nw + 2);
-      for (unsigned i = 0; i < nw; ++i)
-        threads.emplace_back([this, i, &lanes] { worker_loop<collect>(i, *lanes[i]); });
-      if constexpr (collect)
-        threads.emplace_back([this, sink, &lanes] { collector_loop(*sink, lanes); });
+      if constexpr (!has_sink)
+        start_workers<results_to::nowhere>(threads, lanes, sink);
+      else if (fused)
+        start_workers<results_to::sink>(threads, lanes, sink);
+      else
+        start_workers<results_to::collector>(threads, lanes, sink);
+      if constexpr (has_sink)
+        if (collect) threads.emplace_back([this, sink, &lanes] { collector_loop(*sink, lanes); });
       threads.emplace_back(
           [this, &source, &lanes, feedback] { emitter_loop(source, lanes, feedback); });
     } catch (...) {
@@ -505,6 +536,13 @@ private:
     for (std::thread& t : threads) t.join();
     lanes.clear(); // destroys what a stopped run left in the channels
     end_run();
+  }
+
+  template <results_to output, class Sink>
+  void start_workers(std::vector<std::thread>& threads, std::vector<std::unique_ptr<lane>>& lanes,
+                     Sink* sink) {
+    for (unsigned i = 0; i < max_workers_; ++i)
+      threads.emplace_back([this, i, &lanes, sink] { worker_loop<output>(i, *lanes[i], sink); });
   }
 
   // ---------------------------------------------------------------- emitter
@@ -635,8 +673,9 @@ private:
     }
   };
 
-  template <bool collect>
-  void worker_loop(unsigned i, lane& l) {
+  template <results_to output, class Sink>
+  void worker_loop(unsigned i, lane& l, Sink* sink) {
+    constexpr bool collect = output == results_to::collector;
     worker_control& c = control(i);
     unsigned epoch = 0;
     pin_self(i + 1, epoch);
@@ -666,8 +705,10 @@ private:
         if (stopped()) break;
         if constexpr (std::is_void_v<Out>) {
           worker_(std::move(t->value));
-        } else if constexpr (!collect) {
+        } else if constexpr (output == results_to::nowhere) {
           (void)worker_(std::move(t->value));
+        } else if constexpr (output == results_to::sink) {
+          (*sink)(worker_(std::move(t->value))); // in input order: one worker, a FIFO channel
         } else {
           result_item r{t->seq, worker_(std::move(t->value))};
           const bool timed = timer.tick();

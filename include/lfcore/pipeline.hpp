@@ -53,7 +53,8 @@ struct pipeline_state {
   bool stopped() const noexcept { return failed.load(std::memory_order_relaxed); }
 };
 
-// Thrown through a farm's collector when the next stage has stopped.
+// Thrown through a farm's sink (on its collector, or its one worker) when
+// the next stage has stopped.
 struct pipeline_stopped {};
 
 } // namespace detail

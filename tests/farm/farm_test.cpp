@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <numeric>
 #include <random>
 #include <sched.h>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -89,11 +91,13 @@ bool wait_for(const std::atomic<bool>& flag) {
   return flag.load();
 }
 
-lfcore::farm_options options(unsigned nw, lfcore::scheduling policy, bool ordered = false) {
+lfcore::farm_options options(unsigned nw, lfcore::scheduling policy, bool ordered = false,
+                             bool fuse = true) {
   lfcore::farm_options o;
   o.workers = nw;
   o.policy = policy;
   o.ordered = ordered;
+  o.fuse_collector_with_one_worker = fuse;
   return o;
 }
 
@@ -106,8 +110,10 @@ class farm_exactly_once : public ::testing::TestWithParam<scheduling_case> {};
 
 TEST_P(farm_exactly_once, every_task_once_for_nw_1_to_8) {
   const auto [policy, ordered] = GetParam();
-  for (unsigned nw = 1; nw <= 8; ++nw) {
-    lfcore::farm<std::uint64_t> f(transform, options(nw, policy, ordered));
+  // nw = 0 stands for one worker with a collector thread of its own.
+  for (unsigned nw = 0; nw <= 8; ++nw) {
+    lfcore::farm<std::uint64_t> f(transform,
+                                  options(std::max(nw, 1u), policy, ordered, /*fuse=*/nw != 0));
     delivery_log log(big_stream);
     f.run_and_wait(counting_source(big_stream), [&](std::uint64_t r) { log(r); });
     ASSERT_TRUE(log.exactly_once(ordered)) << "nw " << nw;
@@ -153,22 +159,24 @@ TEST(farm, ordered_mode_restores_order_of_uneven_tasks) {
 // until the sink has seen the first result, so a result held back until the
 // worker goes idle would show as a wait that times out.
 TEST(farm, results_of_long_tasks_reach_the_sink_while_the_worker_is_busy) {
-  std::atomic<bool> first_delivered{false};
-  std::atomic<bool> seen_by_fourth_task{false};
-  lfcore::farm<int> f(
-      [&](int x) {
-        std::this_thread::sleep_for(1ms); // longer than the farm's result latency
-        if (x == 3) seen_by_fourth_task = wait_for(first_delivered);
-        return x;
-      },
-      options(1, lfcore::scheduling::round_robin));
-  std::vector<int> out;
-  f.run_and_wait(counting_source(5), [&](int x) {
-    if (x == 0) first_delivered = true;
-    out.push_back(x);
-  });
-  EXPECT_TRUE(seen_by_fourth_task);
-  EXPECT_EQ(out, (std::vector<int>{0, 1, 2, 3, 4}));
+  for (const bool fuse : {false, true}) {
+    std::atomic<bool> first_delivered{false};
+    std::atomic<bool> seen_by_fourth_task{false};
+    lfcore::farm<int> f(
+        [&](int x) {
+          std::this_thread::sleep_for(1ms); // longer than the farm's result latency
+          if (x == 3) seen_by_fourth_task = wait_for(first_delivered);
+          return x;
+        },
+        options(1, lfcore::scheduling::round_robin, false, fuse));
+    std::vector<int> out;
+    f.run_and_wait(counting_source(5), [&](int x) {
+      if (x == 0) first_delivered = true;
+      out.push_back(x);
+    });
+    EXPECT_TRUE(seen_by_fourth_task) << "fused " << fuse;
+    EXPECT_EQ(out, (std::vector<int>{0, 1, 2, 3, 4}));
+  }
 }
 
 // After a pause the collector parks; the first result after it must wake
@@ -182,7 +190,7 @@ TEST(farm, first_result_after_a_pause_reaches_a_parked_collector) {
         if (x == 2) seen = wait_for(delivered);
         return x;
       },
-      options(1, lfcore::scheduling::round_robin));
+      options(1, lfcore::scheduling::round_robin, false, /*fuse=*/false));
   int next = 0;
   std::vector<int> out;
   f.run_and_wait(
@@ -197,6 +205,33 @@ TEST(farm, first_result_after_a_pause_reaches_a_parked_collector) {
       });
   EXPECT_TRUE(seen);
   EXPECT_EQ(out, (std::vector<int>{0, 1, 2}));
+}
+
+// One worker calls the sink itself, in input order, and no other thread
+// does; unfused, the sink runs on a collector thread of its own. Both count
+// results delivered alike.
+TEST(farm, one_worker_calls_the_sink_itself_unless_told_not_to) {
+  for (const bool fuse : {true, false}) {
+    std::thread::id worker_thread;
+    std::set<std::thread::id> sink_threads;
+    lfcore::farm<int> f(
+        [&](int x) {
+          worker_thread = std::this_thread::get_id();
+          return x;
+        },
+        options(1, lfcore::scheduling::round_robin, false, fuse));
+    std::vector<int> out;
+    f.run_and_wait(counting_source(10000), [&](int x) {
+      sink_threads.insert(std::this_thread::get_id());
+      out.push_back(x);
+    });
+    std::vector<int> expected(10000);
+    std::iota(expected.begin(), expected.end(), 0);
+    EXPECT_EQ(out, expected) << "fused " << fuse;
+    ASSERT_EQ(sink_threads.size(), 1u);
+    EXPECT_EQ(*sink_threads.begin() == worker_thread, fuse);
+    EXPECT_EQ(f.sensors().completed, 10000u);
+  }
 }
 
 TEST(farm, without_collector_runs_every_task) {
@@ -283,7 +318,8 @@ TEST(farm, any_result_latency_delivers_every_result_once) {
   for (const auto latency : {1us, 20'000us})
     for (const bool ordered : {false, true})
       for (unsigned nw = 1; nw <= 3; ++nw) {
-        lfcore::farm_options o = options(nw, lfcore::scheduling::round_robin, ordered);
+        // One worker with a collector thread: the latency applies to it.
+        lfcore::farm_options o = options(nw, lfcore::scheduling::round_robin, ordered, false);
         o.result_latency = latency;
         lfcore::farm<std::uint64_t> f(transform, o);
         delivery_log log(n);
@@ -495,20 +531,25 @@ TEST(farm, worker_exception_stops_the_farm_and_is_rethrown) {
 }
 
 TEST(farm, source_and_sink_exceptions_are_rethrown) {
-  lfcore::farm<int> f([](int x) { return x; }, options(2, lfcore::scheduling::on_demand));
-  int i = 0;
-  EXPECT_THROW(f.run_and_wait(
-                   [&]() -> std::optional<int> {
-                     if (i == 100) throw std::out_of_range("source");
-                     return i++;
-                   },
-                   [](int) {}),
-               std::out_of_range);
-  EXPECT_THROW(f.run_and_wait(counting_source(100000),
-                              [](int x) {
-                                if (x == 50) throw std::length_error("sink");
-                              }),
-               std::length_error);
+  for (const unsigned nw : {1u, 2u}) { // one worker calls the sink itself
+    lfcore::farm<int> f([](int x) { return x; }, options(nw, lfcore::scheduling::on_demand));
+    int i = 0;
+    EXPECT_THROW(f.run_and_wait(
+                     [&]() -> std::optional<int> {
+                       if (i == 100) throw std::out_of_range("source");
+                       return i++;
+                     },
+                     [](int) {}),
+                 std::out_of_range);
+    EXPECT_THROW(f.run_and_wait(counting_source(100000),
+                                [](int x) {
+                                  if (x == 50) throw std::length_error("sink");
+                                }),
+                 std::length_error);
+    int sum = 0; // usable again
+    f.run_and_wait(counting_source(10), [&](int x) { sum += x; });
+    EXPECT_EQ(sum, 45) << "nw " << nw;
+  }
 }
 
 // ------------------------------------------------------------ feedback
@@ -516,20 +557,21 @@ TEST(farm, source_and_sink_exceptions_are_rethrown) {
 // Master-worker: each result below a bound sends two new tasks back, a
 // binary tree of known size; the stream ends when no task is in flight.
 TEST(farm, feedback_loop_terminates_with_every_task) {
-  for (auto policy : {lfcore::scheduling::round_robin, lfcore::scheduling::on_demand}) {
-    lfcore::farm<std::uint64_t> f([](std::uint64_t x) { return x; }, options(3, policy));
-    constexpr std::uint64_t roots = 100,
-                            depth_nodes = (1u << 10) - 1; // nodes of a tree of depth 10
-    std::uint64_t results = 0;
-    f.run_with_feedback(counting_source(roots), [&](std::uint64_t node, const auto& submit) {
-      ++results;
-      // node encodes (root, index in a heap-numbered tree): children 2i+1, 2i+2.
-      const std::uint64_t index = node / roots, root = node % roots;
-      for (std::uint64_t c = 2 * index + 1; c <= 2 * index + 2; ++c)
-        if (c < depth_nodes) submit(c * roots + root);
-    });
-    EXPECT_EQ(results, roots * depth_nodes);
-  }
+  for (auto policy : {lfcore::scheduling::round_robin, lfcore::scheduling::on_demand})
+    for (const unsigned nw : {1u, 3u}) { // one worker feeds back itself
+      lfcore::farm<std::uint64_t> f([](std::uint64_t x) { return x; }, options(nw, policy));
+      constexpr std::uint64_t roots = 100,
+                              depth_nodes = (1u << 10) - 1; // nodes of a tree of depth 10
+      std::uint64_t results = 0;
+      f.run_with_feedback(counting_source(roots), [&](std::uint64_t node, const auto& submit) {
+        ++results;
+        // node encodes (root, index in a heap-numbered tree): children 2i+1, 2i+2.
+        const std::uint64_t index = node / roots, root = node % roots;
+        for (std::uint64_t c = 2 * index + 1; c <= 2 * index + 2; ++c)
+          if (c < depth_nodes) submit(c * roots + root);
+      });
+      EXPECT_EQ(results, roots * depth_nodes);
+    }
 }
 
 // ------------------------------------------------------------ pipeline
@@ -537,8 +579,9 @@ TEST(farm, feedback_loop_terminates_with_every_task) {
 TEST(pipeline, sequential_stages_and_nested_ordered_farms_keep_order) {
   lfcore::farm<int> square([](int x) { return x * x; },
                            options(3, lfcore::scheduling::on_demand, true));
+  // One worker: it calls the next stage's push itself (no collector thread).
   lfcore::farm<long, std::string> show([](long x) { return std::to_string(x); },
-                                       options(2, lfcore::scheduling::round_robin, true));
+                                       options(1, lfcore::scheduling::round_robin, true));
   std::vector<std::string> out;
   lfcore::make_pipeline(counting_source(20000), 64)
       .then([](std::uint64_t x) { return static_cast<int>(x); })
@@ -568,8 +611,9 @@ auto tracked_source(int& produced) {
   };
 }
 
-TEST(pipeline, a_failing_stage_stops_everything_and_is_rethrown) {
-  lfcore::farm<tracked> f([](tracked t) { return t; }, options(2, lfcore::scheduling::on_demand));
+void a_failing_stage_stops_everything(unsigned nw) {
+  SCOPED_TRACE("nw " + std::to_string(nw));
+  lfcore::farm<tracked> f([](tracked t) { return t; }, options(nw, lfcore::scheduling::on_demand));
   int produced = 0;
   EXPECT_THROW(lfcore::make_pipeline(tracked_source(produced), 16)
                    .then(f)
@@ -591,6 +635,11 @@ TEST(pipeline, a_failing_stage_stops_everything_and_is_rethrown) {
   EXPECT_LT(produced, 1'000'000);
   EXPECT_EQ(tracked::live.load(), 0);
   EXPECT_THROW(lfcore::make_pipeline(counting_source(1), 0), std::invalid_argument);
+}
+
+TEST(pipeline, a_failing_stage_stops_everything_and_is_rethrown) {
+  for (const unsigned nw : {1u, 2u}) // one worker: the stop reaches it through the sink
+    a_failing_stage_stops_everything(nw);
 }
 
 // ------------------------------------------------------------ model

@@ -509,13 +509,13 @@ void add_lfcore_contender(std::vector<map_contender>& c, std::string name) {
   c.push_back(
       make_contender<map, lf_handle<map>, Keys>(std::move(name), true, true, lf_sized<map>()));
 }
-// The default map, each batch prefetched; its memory is the default's, so it
-// has no row of its own in the memory table.
-template <class K, class Keys = u64_keys>
-void add_lfcore_prefetching_contender(std::vector<map_contender>& c) {
-  using map = lf_map<K>;
+// A map each batch of which is prefetched; its memory is the unprefetched
+// contender's, so it has no row of its own in the memory table.
+template <class K, class R = lfcore::hazard_pointer_reclamation, class Keys = u64_keys>
+void add_lfcore_prefetching_contender(std::vector<map_contender>& c, std::string name) {
+  using map = lf_map<K, R>;
   map_contender m = make_contender<map, lf_prefetching_handle<map>, Keys>(
-      "lfcore hash_trie_map, prefetched batches", true, true, lf_sized<map>());
+      std::move(name) + ", prefetched batches", true, true, lf_sized<map>());
   m.bytes = nullptr;
   c.push_back(std::move(m));
 }
@@ -523,9 +523,11 @@ void add_lfcore_prefetching_contender(std::vector<map_contender>& c) {
 std::vector<map_contender> map_contenders() {
   std::vector<map_contender> c;
   add_lfcore_contender<u64, lfcore::hazard_pointer_reclamation>(c, "lfcore hash_trie_map");
-  add_lfcore_prefetching_contender<u64>(c);
+  add_lfcore_prefetching_contender<u64>(c, "lfcore hash_trie_map");
 #if defined(LFCORE_HAVE_URCU_POLICY)
   add_lfcore_contender<u64, lfcore::urcu::memb>(c, "lfcore hash_trie_map<urcu::memb>");
+  // With the memory latency hidden, what each policy costs per node shows.
+  add_lfcore_prefetching_contender<u64, lfcore::urcu::memb>(c, "lfcore hash_trie_map<urcu::memb>");
 #endif
   add_lfcore_contender<u64, lfcore::hazard_pointer_reclamation, u64_keys, lfcore::pool_allocator>(
       c, "lfcore hash_trie_map<pool_allocator>");
@@ -568,7 +570,8 @@ std::vector<map_contender> string_map_contenders() {
   std::vector<map_contender> c;
   add_lfcore_contender<S, lfcore::hazard_pointer_reclamation, string_keys>(c,
                                                                            "lfcore hash_trie_map");
-  add_lfcore_prefetching_contender<S, string_keys>(c);
+  add_lfcore_prefetching_contender<S, lfcore::hazard_pointer_reclamation, string_keys>(
+      c, "lfcore hash_trie_map");
 #if defined(LFCORE_HAVE_URCU_POLICY)
   add_lfcore_contender<S, lfcore::urcu::memb, string_keys>(c, "lfcore hash_trie_map<urcu::memb>");
 #endif

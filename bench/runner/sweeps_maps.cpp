@@ -24,6 +24,8 @@
 #endif
 
 #include <malloc.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
@@ -224,21 +226,43 @@ double run_map(const point& p, workload w, u64 n, Make make) {
   return rate;
 }
 
-// Bytes per key after a single-threaded fill of n keys on the calling thread.
+// Bytes per key after a single-threaded fill of n keys, in a child process
+// of its own: lfcore::pool_allocator keeps the blocks a map frees for the
+// next map, so a second pooled contender filled in this process would be
+// charged only for what the first did not leave behind. The child starts
+// from this process's pool, which no map has used yet (the memory tables
+// run before the sweeps), and leaves without destroying anything.
 template <class Map, class Handle, class Keys, class Make>
 double bytes_per_key(u64 n, Make make) {
   const Keys keys(n);
   malloc_trim(0);
-  const auto before = mallinfo2();
-  std::unique_ptr<Map> map = make(n);
-  {
-    Handle h{*map};
-    for (u64 i = 0; i < n; ++i) h.insert(keys(i), i);
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) throw std::runtime_error("map memory: pipe failed");
+  const pid_t child = fork();
+  if (child < 0) throw std::runtime_error("map memory: fork failed");
+  if (child == 0) {
+    const auto before = mallinfo2();
+    std::unique_ptr<Map> map = make(n);
+    {
+      Handle h{*map};
+      for (u64 i = 0; i < n; ++i) h.insert(keys(i), i);
+    }
+    const auto after = mallinfo2();
+    const double grown = static_cast<double>(after.uordblks + after.hblkhd) -
+                         static_cast<double>(before.uordblks + before.hblkhd);
+    const double per_key = grown / static_cast<double>(n);
+    const bool sent = write(pipe_fds[1], &per_key, sizeof per_key) == sizeof per_key;
+    _exit(sent ? 0 : 1);
   }
-  const auto after = mallinfo2();
-  const double grown = static_cast<double>(after.uordblks + after.hblkhd) -
-                       static_cast<double>(before.uordblks + before.hblkhd);
-  return grown / static_cast<double>(n);
+  close(pipe_fds[1]);
+  double per_key = 0;
+  const bool got = read(pipe_fds[0], &per_key, sizeof per_key) == sizeof per_key;
+  close(pipe_fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error("map memory: the fill's child process failed");
+  return per_key;
 }
 
 // ---------------------------------------------------------------- contenders
@@ -503,6 +527,14 @@ auto lf_sized() {
   return
       [](u64 n) { return std::make_unique<Map>(lfcore::hash_trie_config::for_expected_size(n)); };
 }
+// The same with a bucket per two expected keys: the memory-lean shape (see
+// hash_trie_config::for_expected_size).
+template <class Map>
+auto lf_half_sized() {
+  return [](u64 n) {
+    return std::make_unique<Map>(lfcore::hash_trie_config::for_expected_size((n + 1) / 2));
+  };
+}
 template <class K, class R, class Keys = u64_keys, template <class> class A = std::allocator>
 void add_lfcore_contender(std::vector<map_contender>& c, std::string name) {
   using map = lf_map<K, R, A>;
@@ -531,6 +563,12 @@ std::vector<map_contender> map_contenders() {
 #endif
   add_lfcore_contender<u64, lfcore::hazard_pointer_reclamation, u64_keys, lfcore::pool_allocator>(
       c, "lfcore hash_trie_map<pool_allocator>");
+  {
+    using lean = lf_map<u64, lfcore::hazard_pointer_reclamation, lfcore::pool_allocator>;
+    c.push_back(make_contender<lean, lf_handle<lean>>(
+        "lfcore hash_trie_map<pool_allocator>, a bucket per 2 keys", true, true,
+        lf_half_sized<lean>()));
+  }
 #if defined(LFCORE_HAVE_LIBCDS)
   c.push_back(make_contender<cds_michael<u64>, cds_handle<cds_michael<u64>, u64>>(
       "libcds MichaelHashMap<HP>", false, true,

@@ -199,6 +199,13 @@ struct hash_trie_config {
   /// long - measured before closed chains were hoisted, when it also read
   /// the closed chains above), so overestimate n rather than under. When max_root_bits
   /// leaves fewer buckets than n, chains are long by design and close at 4.
+  ///
+  /// For memory over speed, ask for half as many buckets: for_expected_size(n / 2)
+  /// gives a bucket per two keys, chains twice as long, still closing at 8
+  /// (Poisson(2): 0.1% of the buckets reach it). At 1e6 <uint64_t, uint64_t>
+  /// keys with leaves from pool_allocator that is 28.4 bytes per key instead
+  /// of 32.5 (40.4 with std::allocator), and hits take 1.2x-1.4x as long,
+  /// misses 1.6x (one thread; the runner's figures: bench/results/README.md).
   static constexpr unsigned sized_chain_threshold = 8;
   static hash_trie_config for_expected_size(std::size_t n, unsigned max_root_bits = 24) noexcept {
     hash_trie_config c;

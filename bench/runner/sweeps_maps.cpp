@@ -543,13 +543,17 @@ void add_lfcore_contender(std::vector<map_contender>& c, std::string name) {
 }
 // A map each batch of which is prefetched; its memory is the unprefetched
 // contender's, so it has no row of its own in the memory table.
-template <class K, class R = lfcore::hazard_pointer_reclamation, class Keys = u64_keys>
-void add_lfcore_prefetching_contender(std::vector<map_contender>& c, std::string name) {
-  using map = lf_map<K, R>;
-  map_contender m = make_contender<map, lf_prefetching_handle<map>, Keys>(
-      std::move(name) + ", prefetched batches", true, true, lf_sized<map>());
+template <class Map, class Keys = u64_keys, class Make>
+void add_prefetching(std::vector<map_contender>& c, const std::string& name, Make make) {
+  map_contender m = make_contender<Map, lf_prefetching_handle<Map>, Keys>(
+      name + ", prefetched batches", true, true, make);
   m.bytes = nullptr;
   c.push_back(std::move(m));
+}
+template <class K, class R = lfcore::hazard_pointer_reclamation, class Keys = u64_keys>
+void add_lfcore_prefetching_contender(std::vector<map_contender>& c, const std::string& name) {
+  using map = lf_map<K, R>;
+  add_prefetching<map, Keys>(c, name, lf_sized<map>());
 }
 
 std::vector<map_contender> map_contenders() {
@@ -565,9 +569,10 @@ std::vector<map_contender> map_contenders() {
       c, "lfcore hash_trie_map<pool_allocator>");
   {
     using lean = lf_map<u64, lfcore::hazard_pointer_reclamation, lfcore::pool_allocator>;
-    c.push_back(make_contender<lean, lf_handle<lean>>(
-        "lfcore hash_trie_map<pool_allocator>, a bucket per 2 keys", true, true,
-        lf_half_sized<lean>()));
+    const std::string name = "lfcore hash_trie_map<pool_allocator>, a bucket per 2 keys";
+    c.push_back(make_contender<lean, lf_handle<lean>>(name, true, true, lf_half_sized<lean>()));
+    // Whether prefetching wins back what the longer chains cost.
+    add_prefetching<lean>(c, name, lf_half_sized<lean>());
   }
 #if defined(LFCORE_HAVE_LIBCDS)
   c.push_back(make_contender<cds_michael<u64>, cds_handle<cds_michael<u64>, u64>>(

@@ -115,11 +115,13 @@ struct farm_options {
   /// while results flow (the collector naps up to this long between drains;
   /// see "Results reach the collector in batches" below), at least 1 us; 5 us
   /// in stress builds. Longer saves CPU where each nap gathers few results
-  /// (one worker with tasks of 10 us or more: 2 ms cut the farm's CPU per
-  /// task 2.8x, bench/results/farm), at the cost of latency. The nap is cut to
-  /// the time half a ring takes to fill at the rate results have been
-  /// arriving, so a long latency does not make workers wait for room; with
-  /// short tasks, a larger `capacity` lets the nap grow.
+  /// (one worker with a collector of its own and tasks of 10 us or more: 2 ms
+  /// cut the farm's CPU per task 2.8x, bench/results/farm), at the cost of
+  /// latency. A farm of one worker has no collector by default (see below);
+  /// then this does not apply. The nap is cut to the time half a ring takes
+  /// to fill at the rate results have been arriving, so a long latency does
+  /// not make workers wait for room; with short tasks, a larger `capacity`
+  /// lets the nap grow.
   std::chrono::microseconds result_latency{stress_build ? 5 : 200};
   /// With one worker (workers == 1), that worker calls the sink itself after
   /// each task, and the farm starts no collector thread (FastFlow calls this

@@ -102,6 +102,12 @@ public:
       unpoison_block(b, Size);
       c.loaded = b->next;
       --c.loaded_count;
+      // The next pop reads that block's link: start its miss now. Blocks freed
+      // by a map come back scattered, and without this a fill that reuses
+      // them waited for each link in turn (1e6 inserts into a sized map
+      // reusing a freed map's blocks, with the map's group prefetch: 155-178
+      // -> 131-143 ns per insert, probe of 2026-11-27).
+      if (c.loaded != nullptr) __builtin_prefetch(c.loaded, 1);
       return b;
     }
     return allocate_slow(c);

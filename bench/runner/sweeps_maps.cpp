@@ -521,18 +521,14 @@ template <class M>
 auto sized() {
   return [](u64 n) { return std::make_unique<M>(n); };
 }
-// lfcore's size hint is its root size.
-template <class Map>
-auto lf_sized() {
-  return
-      [](u64 n) { return std::make_unique<Map>(lfcore::hash_trie_config::for_expected_size(n)); };
-}
-// The same with a bucket per two expected keys: the memory-lean shape (see
+// lfcore's size hint is its root size: a bucket per key, or per
+// keys_per_bucket keys for the memory-lean shape (see
 // hash_trie_config::for_expected_size).
 template <class Map>
-auto lf_half_sized() {
-  return [](u64 n) {
-    return std::make_unique<Map>(lfcore::hash_trie_config::for_expected_size((n + 1) / 2));
+auto lf_sized(u64 keys_per_bucket = 1) {
+  return [keys_per_bucket](u64 n) {
+    return std::make_unique<Map>(
+        lfcore::hash_trie_config::for_expected_size((n + keys_per_bucket - 1) / keys_per_bucket));
   };
 }
 template <class K, class R, class Keys = u64_keys, template <class> class A = std::allocator>
@@ -570,9 +566,9 @@ std::vector<map_contender> map_contenders() {
   {
     using lean = lf_map<u64, lfcore::hazard_pointer_reclamation, lfcore::pool_allocator>;
     const std::string name = "lfcore hash_trie_map<pool_allocator>, a bucket per 2 keys";
-    c.push_back(make_contender<lean, lf_handle<lean>>(name, true, true, lf_half_sized<lean>()));
+    c.push_back(make_contender<lean, lf_handle<lean>>(name, true, true, lf_sized<lean>(2)));
     // Whether prefetching wins back what the longer chains cost.
-    add_prefetching<lean>(c, name, lf_half_sized<lean>());
+    add_prefetching<lean>(c, name, lf_sized<lean>(2));
   }
 #if defined(LFCORE_HAVE_LIBCDS)
   c.push_back(make_contender<cds_michael<u64>, cds_handle<cds_michael<u64>, u64>>(

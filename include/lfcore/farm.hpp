@@ -128,9 +128,10 @@ struct farm_options {
   /// fusing two nodes; oneTBB's parallel_pipeline runs a serial filter on
   /// the thread that carries the item, always). One worker's results need
   /// no merging, and a collector beside it costs a channel hand-over per
-  /// result and a timed nap per batch: on the 2-vCPU reference machine the
-  /// farm's CPU per 10 us task beyond the work fell from 924 to 142 ns
-  /// without it (bench/results/README.md, task farm). The
+  /// result and a timed nap per batch: on the 2-vCPU reference machine, in
+  /// rounds alternating the two builds, the farm's CPU per 10 us task beyond
+  /// the work fell from 824 to 191 ns without it (oneTBB parallel_pipeline:
+  /// 45-82 ns in the same rounds; bench/results/README.md, task farm). The
   /// sink's time then adds to the worker's (its service time is T_w + t_C,
   /// not max{T_w, t_C}) and counts as its busy time; result_latency does not
   /// apply (each result reaches the sink at once). Set false for a sink slow

@@ -204,8 +204,9 @@ struct hash_trie_config {
   /// gives a bucket per two keys, chains twice as long, still closing at 8
   /// (Poisson(2): 0.1% of the buckets reach it). At 1e6 <uint64_t, uint64_t>
   /// keys with leaves from pool_allocator that is 28.4 bytes per key instead
-  /// of 32.5 (40.6 with std::allocator), and hits take 1.2x-1.4x as long,
-  /// misses 1.6x (one thread; the runner's figures: bench/results/README.md).
+  /// of 32.5 (40.6 with std::allocator), and hits take 1.2x-1.4x as long as
+  /// the sized map's, misses 1.6x (one thread, both maps in the same probe;
+  /// the runner's figures beside the peers: bench/results/README.md).
   static constexpr unsigned sized_chain_threshold = 8;
   static hash_trie_config for_expected_size(std::size_t n, unsigned max_root_bits = 24) noexcept {
     hash_trie_config c;

@@ -144,7 +144,8 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
 
   const bool have_gnuplot = std::system("command -v gnuplot >/dev/null 2>&1") == 0;
   for (const sweep& s : sweeps) {
-    // medians[contender][threads]
+    // medians[contender][threads]; 0 where a contender did not run
+    // (contender::only_at_threads), shown as "-"
     std::map<std::string, std::map<int, double>> med;
     for (const auto& c : s.contenders)
       for (int t : s.threads) {
@@ -154,6 +155,9 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
             v.push_back(m.ops_per_second / s.unit);
         med[c.name][t] = median(v);
       }
+    auto shown_median = [&](const std::string& name, int t) {
+      return med[name][t] > 0 ? fmt(med[name][t]) : std::string("-");
+    };
     md << "## " << s.title << " (`" << s.name << "`)\n\n"
        << "One operation: " << s.what << ".\n\n";
     auto header = [&](const std::vector<const contender*>& columns) {
@@ -172,7 +176,7 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
     header(all);
     for (int t : s.threads) {
       md << "| " << t << " |";
-      for (const contender* c : all) md << " " << fmt(med[c->name][t]) << " |";
+      for (const contender* c : all) md << " " << shown_median(c->name, t) << " |";
       md << "\n";
     }
     // One ratio table per lfcore contender: its median over each peer's.
@@ -183,7 +187,10 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
       for (int t : s.threads) {
         md << "| " << t << " |";
         for (const contender* c : peers)
-          md << " " << (med[c->name][t] > 0 ? fmt(med[ours.name][t] / med[c->name][t]) + "x" : "-")
+          md << " "
+             << (med[c->name][t] > 0 && med[ours.name][t] > 0
+                     ? fmt(med[ours.name][t] / med[c->name][t]) + "x"
+                     : "-")
              << " |";
         md << "\n";
       }
@@ -198,7 +205,10 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
       for (const auto& c : s.contenders) {
         const double base = med[c.name][s.threads.front()] / s.threads.front();
         const double speedup = base > 0 ? med[c.name][t] / base : 0;
-        md << " " << fmt(speedup) << " (" << fmt(100 * speedup / t, 0) << "%) |";
+        if (speedup > 0)
+          md << " " << fmt(speedup) << " (" << fmt(100 * speedup / t, 0) << "%) |";
+        else
+          md << " - |";
       }
       md << "\n";
     }
@@ -280,7 +290,14 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
       d << "\n";
       for (int t : s.threads) {
         d << t;
-        for (const auto& c : s.contenders) d << "\t" << value(c.name, t);
+        for (const auto& c : s.contenders) {
+          const double v = value(c.name, t);
+          d << "\t";
+          if (v > 0)
+            d << v;
+          else
+            d << "-"; // not run there (gnuplot: missing)
+        }
         d << "\n";
       }
       d.close();
@@ -291,7 +308,7 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
         << "set title " << gp_quoted(title) << "\n"
         << "set xlabel 'threads'\nset ylabel " << gp_quoted(ylabel)
         << "\nset logscale x 2\nset key top right\n"
-        << "set grid\nset yrange [0:*]\n"
+        << "set grid\nset yrange [0:*]\nset datafile missing '-'\n"
         << "plot for [i=2:" << s.contenders.size() + 1 << "] '" << file << ".dat"
         << "' using 1:i with linespoints lw 2 title columnhead(i)\n";
       g.close();

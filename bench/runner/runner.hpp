@@ -23,6 +23,10 @@ struct contender {
   std::string name;
   bool is_lfcore;
   std::function<double(const point&)> run; // returns operations per second
+  /// Runs only at this thread count (0: at every one of the sweep's), for
+  /// a variant that differs from another contender at one point only; the
+  /// report leaves its other points empty.
+  int only_at_threads = 0;
 };
 
 struct sweep {

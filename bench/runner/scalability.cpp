@@ -150,6 +150,7 @@ int main(int argc, char** argv) try {
         for (int k = 0; k < n; ++k) { // rotate the order: nobody always runs first
           const contender& c =
               s.contenders[static_cast<std::size_t>((k + rep + static_cast<int>(ti)) % n)];
+          if (c.only_at_threads != 0 && c.only_at_threads != p.threads) continue;
           take_cpu_ns_per_op(); // a value left by anything before is not this run's
           const double ops = c.run(p);
           results.push_back({s.name, c.name, p.threads, rep, ops, take_cpu_ns_per_op()});

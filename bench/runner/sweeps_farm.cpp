@@ -6,7 +6,8 @@
 // (a calibrated chain of multiply-adds, so that a task descheduled past the
 // core count still costs its full work) through nw workers, the results
 // summed by a sink and checked. Every contender has the same three parts:
-//   lfcore farm          source -> emitter -> nw workers -> collector -> sum
+//   lfcore farm          source -> emitter -> nw workers -> collector -> sum;
+//                        one worker: all on one thread unless told otherwise
 //   oneTBB pipeline      serial_in_order source filter -> parallel work filter
 //                        -> serial_out_of_order sum filter, 4 x nw tokens, in a
 //                        task_arena of nw threads
@@ -87,13 +88,15 @@ void check(bool ok, const std::string& what) {
   if (!ok) throw std::runtime_error("farm sweep: wrong sum from " + what);
 }
 
-double lfcore_farm(lfcore::scheduling policy, int threads, std::uint64_t tasks, std::uint64_t iters,
-                   std::uint64_t expect,
-                   std::chrono::microseconds result_latency = lfcore::farm_options{}.result_latency) {
+lfcore::farm_options farm_options(lfcore::scheduling policy, int threads) {
   lfcore::farm_options o;
   o.workers = static_cast<unsigned>(threads);
   o.policy = policy;
-  o.result_latency = result_latency;
+  return o;
+}
+
+double lfcore_farm(const lfcore::farm_options& o, std::uint64_t tasks, std::uint64_t iters,
+                   std::uint64_t expect) {
   lfcore::farm<std::uint64_t> f([iters](std::uint64_t i) { return farm_work(i, iters); }, o);
   std::uint64_t sum = 0;
   const double rate = tasks_per_second(tasks, [&] {
@@ -399,19 +402,35 @@ std::vector<sweep> farm_sweeps(const options& opt) {
     s.contenders.push_back(
         {"lfcore farm (on-demand)", true, [=](const point& p) {
            const std::uint64_t iters = stream->iters(), expect = stream->expect();
-           return lfcore_farm(lfcore::scheduling::on_demand, p.threads, tasks, iters, expect);
+           return lfcore_farm(farm_options(lfcore::scheduling::on_demand, p.threads), tasks, iters,
+                              expect);
          }});
     s.contenders.push_back(
         {"lfcore farm (round-robin)", true, [=](const point& p) {
            const std::uint64_t iters = stream->iters(), expect = stream->expect();
-           return lfcore_farm(lfcore::scheduling::round_robin, p.threads, tasks, iters, expect);
+           return lfcore_farm(farm_options(lfcore::scheduling::round_robin, p.threads), tasks,
+                              iters, expect);
          }});
+    // One worker with an emitter thread of its own: the farm before
+    // farm_options::fuse_emitter_with_one_worker, or one whose source deserves
+    // a thread (at more workers the option does not apply).
+    s.contenders.push_back({"lfcore farm (one worker, own emitter)", true,
+                            [=](const point& p) {
+                              const std::uint64_t iters = stream->iters(),
+                                                  expect = stream->expect();
+                              lfcore::farm_options o =
+                                  farm_options(lfcore::scheduling::round_robin, p.threads);
+                              o.fuse_emitter_with_one_worker = false;
+                              return lfcore_farm(o, tasks, iters, expect);
+                            },
+                            /*only_at_threads=*/1});
     // The same, trading result latency for CPU (see farm_options::result_latency).
     s.contenders.push_back(
         {"lfcore farm (round-robin, 2 ms result latency)", true, [=](const point& p) {
            const std::uint64_t iters = stream->iters(), expect = stream->expect();
-           return lfcore_farm(lfcore::scheduling::round_robin, p.threads, tasks, iters, expect,
-                              std::chrono::milliseconds(2));
+           lfcore::farm_options o = farm_options(lfcore::scheduling::round_robin, p.threads);
+           o.result_latency = std::chrono::milliseconds(2);
+           return lfcore_farm(o, tasks, iters, expect);
          }});
 #if defined(LFCORE_HAVE_TBB)
     s.contenders.push_back(

@@ -137,6 +137,21 @@ struct farm_options {
   /// apply (each result reaches the sink at once). Set false for a sink slow
   /// enough to deserve a thread of its own. Ignored with two or more workers.
   bool fuse_collector_with_one_worker = true;
+  /// With one worker whose collector is fused too (above), or that has no
+  /// sink, the worker's thread also calls the source: the farm is then a
+  /// loop, source -> worker -> sink, on one thread, as oneTBB's
+  /// parallel_pipeline is in an arena of one thread. An emitter thread
+  /// beside one worker would only hand it tasks, and it waits for room in
+  /// the channel, a park and a wake-up (~20 us of CPU on a VM) per half
+  /// ring: on the 2-vCPU reference machine, its CPU per 1 us task beyond
+  /// the work was 115 ns with the default capacity and 35-40 ns with 32768
+  /// slots, against ~5 ns for the loop (oneTBB: 40-55 ns;
+  /// bench/results/README.md, task farm). The source's time then adds to
+  /// the worker's (T_w + t_E + t_C) and counts as its busy time, as the
+  /// sink's does. Set false for a source slow enough to deserve a thread of
+  /// its own (one that parses or reads its input); a larger `capacity` then
+  /// makes its waits for room rarer. Ignored with two or more workers.
+  bool fuse_emitter_with_one_worker = true;
   /// Where threads run: the emitter takes slot 0, worker i slot i + 1, the
   /// collector slot nw + 1 of the policy (cpu_for_worker).
   pin_policy pinning{};
@@ -514,7 +529,19 @@ private:
     const unsigned nw = max_workers_;
     const bool fused = has_sink && nw == 1 && options_.fuse_collector_with_one_worker;
     const bool collect = has_sink && !fused;
+    const bool one_thread = nw == 1 && !collect && options_.fuse_emitter_with_one_worker;
     begin_run(collect);
+    if (one_thread) {
+      try {
+        std::thread([this, &source, sink, feedback] {
+          loop_on_one_thread(source, sink, feedback);
+        }).join();
+      } catch (...) {
+        fail(std::current_exception()); // std::system_error creating the thread
+      }
+      end_run();
+      return;
+    }
     std::vector<std::unique_ptr<lane>> lanes;
     std::vector<std::thread> threads;
     try {
@@ -547,6 +574,55 @@ private:
                      Sink* sink) {
     for (unsigned i = 0; i < max_workers_; ++i)
       threads.emplace_back([this, i, &lanes, sink] { worker_loop<output>(i, *lanes[i], sink); });
+  }
+
+  // ------------------------------------------------------------- one thread
+  // A farm of one worker with its emitter and collector fused
+  // (farm_options::fuse_emitter_with_one_worker): source, worker and sink in
+  // a loop on the worker's thread (slot 1). Its counters are the emitter's
+  // and worker 0's, as if the two threads ran; nothing is shared per task.
+  template <class Source, class Sink>
+  void loop_on_one_thread(Source& source, Sink* sink, feedback_hook* feedback) {
+    constexpr bool has_sink = !std::is_same_v<Sink, int>;
+    worker_control& c = control(0);
+    unsigned epoch = 0;
+    pin_self(1, epoch);
+    // Our own counters (one writer per run: this thread).
+    std::uint64_t arrived = emitter_->arrivals.load(std::memory_order_relaxed);
+    std::uint64_t sent = c.sent.load(std::memory_order_relaxed);
+    std::uint64_t done = c.tasks.load(std::memory_order_relaxed);
+    busy_clock timer{c.busy_ns.load(std::memory_order_relaxed)};
+    std::deque<In> submitted; // feedback mode: tasks from on_result, run first
+    const std::function<void(In)> submit = [&submitted](In v) {
+      submitted.push_back(std::move(v));
+    };
+    try {
+      while (!stopped()) {
+        repin_if_changed(1, epoch);
+        std::optional<In> item;
+        if (!submitted.empty()) {
+          item.emplace(std::move(submitted.front()));
+          submitted.pop_front();
+        } else if (!(item = source())) {
+          break; // end of stream: nothing can be in flight
+        }
+        emitter_->arrivals.store(++arrived, std::memory_order_relaxed);
+        c.sent.store(++sent, std::memory_order_relaxed);
+        if constexpr (std::is_void_v<Out> || !has_sink)
+          (void)worker_(std::move(*item));
+        else if (feedback != nullptr)
+          feedback->on_result(worker_(std::move(*item)), submit);
+        else
+          (*sink)(worker_(std::move(*item)));
+        timer.tick();
+        c.busy_ns.store(timer.busy_ns, std::memory_order_relaxed);
+        c.tasks.store(++done, std::memory_order_relaxed);
+      }
+    } catch (...) {
+      fail(std::current_exception());
+    }
+    timer.charge(clock::now());
+    c.busy_ns.store(timer.busy_ns, std::memory_order_relaxed);
   }
 
   // ---------------------------------------------------------------- emitter

@@ -91,15 +91,22 @@ bool wait_for(const std::atomic<bool>& flag) {
   return flag.load();
 }
 
+// How a farm of one worker runs: on one thread (the default), with an
+// emitter thread, or with an emitter and a collector thread.
+enum class one_worker { one_thread, own_emitter, own_emitter_and_collector };
+
 lfcore::farm_options options(unsigned nw, lfcore::scheduling policy, bool ordered = false,
-                             bool fuse = true) {
+                             one_worker threads = one_worker::one_thread) {
   lfcore::farm_options o;
   o.workers = nw;
   o.policy = policy;
   o.ordered = ordered;
-  o.fuse_collector_with_one_worker = fuse;
+  o.fuse_emitter_with_one_worker = threads == one_worker::one_thread;
+  o.fuse_collector_with_one_worker = threads != one_worker::own_emitter_and_collector;
   return o;
 }
+constexpr one_worker every_one_worker_shape[] = {one_worker::one_thread, one_worker::own_emitter,
+                                                 one_worker::own_emitter_and_collector};
 
 struct scheduling_case {
   lfcore::scheduling policy;
@@ -110,13 +117,19 @@ class farm_exactly_once : public ::testing::TestWithParam<scheduling_case> {};
 
 TEST_P(farm_exactly_once, every_task_once_for_nw_1_to_8) {
   const auto [policy, ordered] = GetParam();
-  // nw = 0 stands for one worker with a collector thread of its own.
-  for (unsigned nw = 0; nw <= 8; ++nw) {
-    lfcore::farm<std::uint64_t> f(transform,
-                                  options(std::max(nw, 1u), policy, ordered, /*fuse=*/nw != 0));
+  // One worker in each of its shapes, then 2..8.
+  std::vector<lfcore::farm_options> cases;
+  for (const one_worker shape : every_one_worker_shape)
+    cases.push_back(options(1, policy, ordered, shape));
+  for (unsigned nw = 2; nw <= 8; ++nw) cases.push_back(options(nw, policy, ordered));
+  for (const lfcore::farm_options& o : cases) {
+    const unsigned nw = o.workers;
+    SCOPED_TRACE("nw " + std::to_string(nw) + (o.fuse_emitter_with_one_worker ? "" : ", emitter") +
+                 (o.fuse_collector_with_one_worker ? "" : ", collector"));
+    lfcore::farm<std::uint64_t> f(transform, o);
     delivery_log log(big_stream);
     f.run_and_wait(counting_source(big_stream), [&](std::uint64_t r) { log(r); });
-    ASSERT_TRUE(log.exactly_once(ordered)) << "nw " << nw;
+    ASSERT_TRUE(log.exactly_once(ordered));
     const lfcore::farm_sensors s = f.sensors();
     EXPECT_EQ(s.arrivals, big_stream);
     EXPECT_EQ(s.completed, big_stream);
@@ -159,7 +172,7 @@ TEST(farm, ordered_mode_restores_order_of_uneven_tasks) {
 // until the sink has seen the first result, so a result held back until the
 // worker goes idle would show as a wait that times out.
 TEST(farm, results_of_long_tasks_reach_the_sink_while_the_worker_is_busy) {
-  for (const bool fuse : {false, true}) {
+  for (const one_worker shape : every_one_worker_shape) {
     std::atomic<bool> first_delivered{false};
     std::atomic<bool> seen_by_fourth_task{false};
     lfcore::farm<int> f(
@@ -168,13 +181,13 @@ TEST(farm, results_of_long_tasks_reach_the_sink_while_the_worker_is_busy) {
           if (x == 3) seen_by_fourth_task = wait_for(first_delivered);
           return x;
         },
-        options(1, lfcore::scheduling::round_robin, false, fuse));
+        options(1, lfcore::scheduling::round_robin, false, shape));
     std::vector<int> out;
     f.run_and_wait(counting_source(5), [&](int x) {
       if (x == 0) first_delivered = true;
       out.push_back(x);
     });
-    EXPECT_TRUE(seen_by_fourth_task) << "fused " << fuse;
+    EXPECT_TRUE(seen_by_fourth_task) << "shape " << static_cast<int>(shape);
     EXPECT_EQ(out, (std::vector<int>{0, 1, 2, 3, 4}));
   }
 }
@@ -190,7 +203,7 @@ TEST(farm, first_result_after_a_pause_reaches_a_parked_collector) {
         if (x == 2) seen = wait_for(delivered);
         return x;
       },
-      options(1, lfcore::scheduling::round_robin, false, /*fuse=*/false));
+      options(1, lfcore::scheduling::round_robin, false, one_worker::own_emitter_and_collector));
   int next = 0;
   std::vector<int> out;
   f.run_and_wait(
@@ -207,30 +220,51 @@ TEST(farm, first_result_after_a_pause_reaches_a_parked_collector) {
   EXPECT_EQ(out, (std::vector<int>{0, 1, 2}));
 }
 
-// One worker calls the sink itself, in input order, and no other thread
-// does; unfused, the sink runs on a collector thread of its own. Both count
-// results delivered alike.
-TEST(farm, one_worker_calls_the_sink_itself_unless_told_not_to) {
-  for (const bool fuse : {true, false}) {
-    std::thread::id worker_thread;
-    std::set<std::thread::id> sink_threads;
+// By default one worker calls the source and the sink itself, in input
+// order, and no other thread does; told not to, the source runs on an
+// emitter thread, and then the sink too may get a collector thread. The
+// counters read the same whichever threads ran.
+TEST(farm, one_worker_runs_source_and_sink_on_the_threads_its_options_say) {
+  for (const one_worker shape : every_one_worker_shape) {
+    SCOPED_TRACE("shape " + std::to_string(static_cast<int>(shape)));
+    std::set<std::thread::id> source_threads, worker_threads, sink_threads;
     lfcore::farm<int> f(
         [&](int x) {
-          worker_thread = std::this_thread::get_id();
+          worker_threads.insert(std::this_thread::get_id());
           return x;
         },
-        options(1, lfcore::scheduling::round_robin, false, fuse));
+        options(1, lfcore::scheduling::round_robin, false, shape));
     std::vector<int> out;
-    f.run_and_wait(counting_source(10000), [&](int x) {
-      sink_threads.insert(std::this_thread::get_id());
-      out.push_back(x);
-    });
+    f.run_and_wait(
+        [&, next = 0]() mutable -> std::optional<int> {
+          source_threads.insert(std::this_thread::get_id());
+          if (next == 10000) return std::nullopt;
+          return next++;
+        },
+        [&](int x) {
+          sink_threads.insert(std::this_thread::get_id());
+          out.push_back(x);
+        });
     std::vector<int> expected(10000);
     std::iota(expected.begin(), expected.end(), 0);
-    EXPECT_EQ(out, expected) << "fused " << fuse;
+    EXPECT_EQ(out, expected);
+    ASSERT_EQ(source_threads.size(), 1u);
+    ASSERT_EQ(worker_threads.size(), 1u);
     ASSERT_EQ(sink_threads.size(), 1u);
-    EXPECT_EQ(*sink_threads.begin() == worker_thread, fuse);
-    EXPECT_EQ(f.sensors().completed, 10000u);
+    const std::thread::id source = *source_threads.begin(), worker = *worker_threads.begin(),
+                          sink = *sink_threads.begin();
+    EXPECT_NE(source, std::this_thread::get_id());
+    EXPECT_EQ(source == worker, shape == one_worker::one_thread);
+    EXPECT_EQ(sink == worker, shape != one_worker::own_emitter_and_collector);
+    if (shape == one_worker::own_emitter_and_collector) {
+      EXPECT_NE(sink, source);
+    }
+    const lfcore::farm_sensors s = f.sensors();
+    EXPECT_EQ(s.arrivals, 10000u);
+    EXPECT_EQ(s.completed, 10000u);
+    EXPECT_EQ(s.workers[0].sent, 10000u);
+    EXPECT_EQ(s.workers[0].tasks, 10000u);
+    EXPECT_EQ(s.workers[0].queued, 0u);
   }
 }
 
@@ -319,7 +353,8 @@ TEST(farm, any_result_latency_delivers_every_result_once) {
     for (const bool ordered : {false, true})
       for (unsigned nw = 1; nw <= 3; ++nw) {
         // One worker with a collector thread: the latency applies to it.
-        lfcore::farm_options o = options(nw, lfcore::scheduling::round_robin, ordered, false);
+        lfcore::farm_options o = options(nw, lfcore::scheduling::round_robin, ordered,
+                                         one_worker::own_emitter_and_collector);
         o.result_latency = latency;
         lfcore::farm<std::uint64_t> f(transform, o);
         delivery_log log(n);
@@ -531,8 +566,13 @@ TEST(farm, worker_exception_stops_the_farm_and_is_rethrown) {
 }
 
 TEST(farm, source_and_sink_exceptions_are_rethrown) {
-  for (const unsigned nw : {1u, 2u}) { // one worker calls the sink itself
-    lfcore::farm<int> f([](int x) { return x; }, options(nw, lfcore::scheduling::on_demand));
+  std::vector<lfcore::farm_options> cases;
+  for (const one_worker shape : every_one_worker_shape)
+    cases.push_back(options(1, lfcore::scheduling::on_demand, false, shape));
+  cases.push_back(options(2, lfcore::scheduling::on_demand));
+  for (const lfcore::farm_options& o : cases) {
+    const unsigned nw = o.workers;
+    lfcore::farm<int> f([](int x) { return x; }, o);
     int i = 0;
     EXPECT_THROW(f.run_and_wait(
                      [&]() -> std::optional<int> {
@@ -548,7 +588,8 @@ TEST(farm, source_and_sink_exceptions_are_rethrown) {
                  std::length_error);
     int sum = 0; // usable again
     f.run_and_wait(counting_source(10), [&](int x) { sum += x; });
-    EXPECT_EQ(sum, 45) << "nw " << nw;
+    EXPECT_EQ(sum, 45) << "nw " << nw << (o.fuse_emitter_with_one_worker ? "" : ", emitter")
+                       << (o.fuse_collector_with_one_worker ? "" : ", collector");
   }
 }
 
@@ -558,8 +599,14 @@ TEST(farm, source_and_sink_exceptions_are_rethrown) {
 // binary tree of known size; the stream ends when no task is in flight.
 TEST(farm, feedback_loop_terminates_with_every_task) {
   for (auto policy : {lfcore::scheduling::round_robin, lfcore::scheduling::on_demand})
-    for (const unsigned nw : {1u, 3u}) { // one worker feeds back itself
-      lfcore::farm<std::uint64_t> f([](std::uint64_t x) { return x; }, options(nw, policy));
+    for (const auto& [nw, shape] :
+         {std::pair{1u, one_worker::one_thread}, std::pair{1u, one_worker::own_emitter},
+          std::pair{1u, one_worker::own_emitter_and_collector},
+          std::pair{3u, one_worker::one_thread}}) {
+      SCOPED_TRACE("nw " + std::to_string(nw) + ", shape " +
+                   std::to_string(static_cast<int>(shape)));
+      lfcore::farm<std::uint64_t> f([](std::uint64_t x) { return x; },
+                                    options(nw, policy, false, shape));
       constexpr std::uint64_t roots = 100,
                               depth_nodes = (1u << 10) - 1; // nodes of a tree of depth 10
       std::uint64_t results = 0;
@@ -611,9 +658,10 @@ auto tracked_source(int& produced) {
   };
 }
 
-void a_failing_stage_stops_everything(unsigned nw) {
-  SCOPED_TRACE("nw " + std::to_string(nw));
-  lfcore::farm<tracked> f([](tracked t) { return t; }, options(nw, lfcore::scheduling::on_demand));
+void a_failing_stage_stops_everything(unsigned nw, one_worker shape = one_worker::one_thread) {
+  SCOPED_TRACE("nw " + std::to_string(nw) + ", shape " + std::to_string(static_cast<int>(shape)));
+  lfcore::farm<tracked> f([](tracked t) { return t; },
+                          options(nw, lfcore::scheduling::on_demand, false, shape));
   int produced = 0;
   EXPECT_THROW(lfcore::make_pipeline(tracked_source(produced), 16)
                    .then(f)
@@ -638,8 +686,9 @@ void a_failing_stage_stops_everything(unsigned nw) {
 }
 
 TEST(pipeline, a_failing_stage_stops_everything_and_is_rethrown) {
-  for (const unsigned nw : {1u, 2u}) // one worker: the stop reaches it through the sink
-    a_failing_stage_stops_everything(nw);
+  // One worker (of any shape but the last): the stop reaches it through the sink.
+  for (const one_worker shape : every_one_worker_shape) a_failing_stage_stops_everything(1, shape);
+  a_failing_stage_stops_everything(2);
 }
 
 // ------------------------------------------------------------ model

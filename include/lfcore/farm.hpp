@@ -11,8 +11,9 @@
 //               ^                                      |
 //               +--------- feedback (optional) --------+
 //
-// A farm of one worker has no collector thread by default: the worker calls
-// the sink (farm_options::fuse_collector_with_one_worker).
+// A farm of one worker runs on one thread by default: the worker calls the
+// source and the sink itself (farm_options::fuse_emitter_with_one_worker,
+// fuse_collector_with_one_worker).
 //
 // Scheduling (farm_options::policy):
 // * round_robin (the default): each task goes to the next active worker in
@@ -144,16 +145,17 @@ struct farm_options {
   /// beside one worker would only hand it tasks, and it waits for room in
   /// the channel, a park and a wake-up (~20 us of CPU on a VM) per half
   /// ring: on the 2-vCPU reference machine, its CPU per 1 us task beyond
-  /// the work was 115 ns with the default capacity and 35-40 ns with 32768
-  /// slots, against ~5 ns for the loop (oneTBB: 40-55 ns;
-  /// bench/results/README.md, task farm). The source's time then adds to
+  /// the work was 109-118 ns with the default capacity and 35-40 ns with
+  /// 32768 slots, against 10-16 ns for the loop (oneTBB's parallel_pipeline
+  /// in a one-thread arena: 54; bench/results/README.md, task farm). The source's time then adds to
   /// the worker's (T_w + t_E + t_C) and counts as its busy time, as the
   /// sink's does. Set false for a source slow enough to deserve a thread of
   /// its own (one that parses or reads its input); a larger `capacity` then
   /// makes its waits for room rarer. Ignored with two or more workers.
   bool fuse_emitter_with_one_worker = true;
   /// Where threads run: the emitter takes slot 0, worker i slot i + 1, the
-  /// collector slot nw + 1 of the policy (cpu_for_worker).
+  /// collector slot nw + 1 of the policy (cpu_for_worker); a farm on one
+  /// thread takes slot 1.
   pin_policy pinning{};
 };
 
@@ -388,12 +390,12 @@ public:
   }
 
   /// Streams every item of `source` (a callable returning std::optional<In>;
-  /// std::nullopt ends the stream) through the workers into `sink` (a callable
-  /// taking Out&&), called on the collector thread in completion order, or in
-  /// input order if options().ordered; with one worker, on that worker's
-  /// thread in input order (see farm_options::fuse_collector_with_one_worker).
-  /// The sink is never called concurrently with itself. Returns when all is
-  /// done.
+  /// std::nullopt ends the stream), called on the emitter thread, through the
+  /// workers into `sink` (a callable taking Out&&), called on the collector
+  /// thread in completion order, or in input order if options().ordered.
+  /// With one worker both are called on that worker's thread, the sink in
+  /// input order (see farm_options::fuse_emitter_with_one_worker). Neither is
+  /// ever called concurrently with itself. Returns when all is done.
   template <class Source, class Sink>
   void run_and_wait(Source&& source, Sink&& sink) {
     static_assert(!std::is_void_v<Out>, "a farm of void workers has no results to collect");
@@ -407,7 +409,8 @@ public:
   }
 
   /// Master-worker: results travel from the collector back to the emitter,
-  /// which calls on_result(Out&&, submit) on its own thread; submit(In) sends
+  /// which calls on_result(Out&&, submit) on its own thread (with one worker
+  /// on one thread, that thread calls it after each task); submit(In) sends
   /// a new task. The stream ends when the source is exhausted and no task
   /// is in flight. The feedback channel is unbounded, so the collector
   /// never blocks on it and the loop cannot deadlock.

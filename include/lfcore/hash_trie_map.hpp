@@ -371,18 +371,22 @@ public:
   /// keys overlaps their cache misses instead of taking them one after
   /// another (group prefetching: Chen, Ailamaki, Gibbons and Mowry, ICDE
   /// 2004; absl's raw_hash_set::prefetch is the one-key form). For one key:
-  /// its root bucket. For a range, in groups of prefetch_group keys, three
-  /// rounds, each started when the one before has mostly arrived: every
-  /// key's root bucket; the first leaf each bucket points to; and, where
-  /// that leaf has another hash, the leaf after it (at one key per bucket,
-  /// a key is second in its chain 26% of the time, further back 10%). The paper's
-  /// atom workload ran 2.6x as fast on one thread with the first two rounds;
-  /// the third made prefetched hits and misses in a map of 1e6 integer keys
-  /// 1.2x-1.4x as fast again (bench/results/README.md).
-  /// The one-key form and the second round read a bucket word relaxed and
-  /// use it only as a prefetch address, which cannot fault even if the leaf
-  /// was freed meanwhile; the third round reads inside a leaf, so it
-  /// protects that leaf first, as a lookup does.
+  /// its root bucket. For a range, in groups of prefetch_group keys, up to
+  /// four rounds, each started when the one before has mostly arrived: every
+  /// key's root bucket; the first leaf each bucket points to; where that
+  /// leaf has another hash, the leaf after it (at one key per bucket, a key
+  /// is second in its chain 26% of the time, further back 10%); and, if a
+  /// third of the group had such a second leaf (chains are long: a map
+  /// holding more keys than its root has buckets), where the second leaf has
+  /// another hash too, the third. The paper's atom workload ran 2.6x as fast
+  /// on one thread with the first two rounds; the third made prefetched hits
+  /// and misses in a map of 1e6 integer keys 1.2x-1.4x as fast again; the
+  /// fourth, in a map of two keys per bucket, 1.07x-1.21x at two threads,
+  /// and costs a map of one key per bucket nothing measurable
+  /// (bench/results/README.md). The one-key form and the second round read
+  /// a bucket word relaxed and use it only as a prefetch address, which
+  /// cannot fault even if the leaf was freed meanwhile; the later rounds
+  /// read inside leaves, so they protect them first, as a lookup does.
   void prefetch(const Key& key) const { prefetch_bucket(hash_of(key)); }
   template <class K>
   requires transparent void prefetch(const K& key) const { prefetch_bucket(hash_of(key)); }
@@ -390,6 +394,7 @@ public:
   void prefetch(It first, End last) const {
     const std::atomic<word>* buckets[prefetch_group];
     std::uint64_t hashes[prefetch_group];
+    std::size_t second[prefetch_group]; // keys whose chain goes on past a leaf not theirs
     reader g;
     while (first != last) {
       std::size_t n = 0;
@@ -403,6 +408,7 @@ public:
         const word w = buckets[i]->load(std::memory_order_relaxed);
         if (!is_hash(w)) __builtin_prefetch(leaf_of(w));
       }
+      std::size_t m = 0;
       for (std::size_t i = 0; i < n; ++i) {
         // protect's validating load acquires: the leaf's key and hash, published
         // by the release CAS that linked it ([trie.link]), are readable below.
@@ -412,8 +418,13 @@ public:
         if (leaf_hash(l) == hashes[i]) continue; // most likely the key's own leaf
         // relaxed: g.cur keeps l readable; its next word is a prefetch address.
         const word next = unmarked(l.next.load(std::memory_order_relaxed));
-        if (!is_hash(next)) __builtin_prefetch(leaf_of(next));
+        if (is_hash(next)) continue;
+        __builtin_prefetch(leaf_of(next));
+        second[m++] = i;
       }
+      if (3 * m >= n)
+        for (std::size_t k = 0; k < m; ++k)
+          prefetch_third_leaf(g, *buckets[second[k]], hashes[second[k]]);
     }
   }
   /// Keys per group of the range prefetch: enough misses in flight to cover
@@ -848,6 +859,33 @@ private:
   };
   using reader = lease<reader_guards>;
   using writer = lease<writer_guards>;
+
+  // The range prefetch's fourth round, for a key whose bucket's first leaf
+  // is not its own and has a successor: if that second leaf is not the
+  // key's either, prefetches the third. The first two are cached by now
+  // (rounds two and three), so the walk costs two validated protections.
+  void prefetch_third_leaf(reader& g, const std::atomic<word>& bucket, std::uint64_t h) const {
+    const word w = g->cur.protect(bucket, leaf_or_null); // acquires, as in round three
+    if (is_hash(w)) return;
+    const leaf* first = leaf_of(w);
+    // [trie.read] acquire, as a lookup's step: publishes the successor.
+    const word nw = first->next.load(std::memory_order_acquire);
+    // A marked first leaf's successor may be unlinked behind it (a lookup
+    // then validates against an anchor); a hint does not follow it.
+    if (is_deleted(nw) || is_hash(nw)) return;
+    const leaf* second = leaf_of(nw);
+    // Validated as a lookup's step from a live leaf: still its successor,
+    // so still reachable when g.next took it.
+    if (!g->next.try_protect_if(second,
+                                [&] { return first->next.load(std::memory_order_acquire) == nw; }))
+      return;
+    if (leaf_hash(*second) != h) {
+      // relaxed: g.next keeps second readable; its next word is a prefetch address.
+      const word third = unmarked(second->next.load(std::memory_order_relaxed));
+      if (!is_hash(third)) __builtin_prefetch(leaf_of(third));
+    }
+    g->next.reset_protection();
+  }
 
   // One step of a read-only traversal from `cur` (protected by g.cur), whose
   // next word is nw: protects the successor leaf in g.cur and updates the

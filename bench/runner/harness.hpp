@@ -71,11 +71,7 @@ inline double process_cpu_seconds() {
 /// spinning and helper threads included, which wall time on a shared
 /// machine cannot separate from the machine's noise.
 inline double reported_cpu_ns_per_op = NAN;
-inline void report_cpu_ns_per_op(double ns) {
-  reported_cpu_ns_per_op = ns;
-}
-inline double take_cpu_ns_per_op() {
-  return std::exchange(reported_cpu_ns_per_op, NAN);
-}
+inline void report_cpu_ns_per_op(double ns) { reported_cpu_ns_per_op = ns; }
+inline double take_cpu_ns_per_op() { return std::exchange(reported_cpu_ns_per_op, NAN); }
 
 } // namespace runner

@@ -145,13 +145,14 @@ struct farm_options {
   /// beside one worker would only hand it tasks, and it waits for room in
   /// the channel, a park and a wake-up (~20 us of CPU on a VM) per half
   /// ring: on the 2-vCPU reference machine, its CPU per 1 us task beyond
-  /// the work was 109-118 ns with the default capacity and 35-40 ns with
-  /// 32768 slots, against 10-16 ns for the loop (oneTBB's parallel_pipeline
-  /// in a one-thread arena: 54; bench/results/README.md, task farm). The source's time then adds to
-  /// the worker's (T_w + t_E + t_C) and counts as its busy time, as the
-  /// sink's does. Set false for a source slow enough to deserve a thread of
-  /// its own (one that parses or reads its input); a larger `capacity` then
-  /// makes its waits for room rarer. Ignored with two or more workers.
+  /// the work was 107-118 ns with the default capacity and 35-40 ns with
+  /// 32768 slots, against 9-16 ns for the loop (oneTBB's parallel_pipeline
+  /// in a one-thread arena: 49-54; bench/results/README.md, task farm).
+  /// The source's time then adds to the worker's (T_w + t_E + t_C) and
+  /// counts as its busy time, as the sink's does. Set false for a source
+  /// slow enough to deserve a thread of its own (one that parses or reads
+  /// its input); a larger `capacity` then makes its waits for room rarer.
+  /// Ignored with two or more workers.
   bool fuse_emitter_with_one_worker = true;
   /// Where threads run: the emitter takes slot 0, worker i slot i + 1, the
   /// collector slot nw + 1 of the policy (cpu_for_worker); a farm on one

@@ -390,11 +390,11 @@ public:
   /// and misses in a map of 1e6 integer keys 1.2x-1.4x as fast again; the
   /// fourth, in a map of two keys per bucket, 1.07x-1.21x on hits, misses
   /// and the uniform mix at two threads, and costs a map of one key per
-  /// bucket nothing measurable
-  /// (bench/results/README.md). The one-key form and the second round read
-  /// a bucket word relaxed and use it only as a prefetch address, which
-  /// cannot fault even if the leaf was freed meanwhile; the later rounds
-  /// read inside leaves, so they protect them first, as a lookup does.
+  /// bucket nothing measurable (bench/results/README.md). The one-key form
+  /// and the second round read a bucket word relaxed and use it only as a
+  /// prefetch address, which cannot fault even if what it points to was
+  /// freed meanwhile; the later rounds read inside leaves and levels, so they
+  /// protect them first, as a lookup does.
   void prefetch(const Key& key) const { prefetch_bucket(hash_of(key)); }
   template <class K>
   requires transparent void prefetch(const K& key) const { prefetch_bucket(hash_of(key)); }
@@ -421,8 +421,9 @@ public:
       }
       std::size_t m = 0;
       for (std::size_t i = 0; i < n; ++i) {
-        // protect's validating load acquires: the leaf's key and hash, published
-        // by the release CAS that linked it ([trie.link]), are readable below.
+        // protect's validating load acquires: the leaf's key and hash, or the
+        // level's shape and tags, published by the release CAS that linked it
+        // ([trie.link]), are readable below.
         const word w = g->cur.protect(*buckets[i], pointer_of);
         if (is_hash(w)) { // an empty bucket, or a level: g.cur keeps it readable
           if (!is_frozen(w) && node_of(w) != root_)
@@ -723,6 +724,12 @@ private:
   // the key's bucket, whose place follows from the level's shape (root_bits
   // consumed, level_bits wide) without reading the level, which may already
   // be freed: both are only prefetch addresses.
+  void prefetch_first_level(const hash_node* level, std::uint64_t h) const noexcept {
+    const unsigned bits = config_.level_bits;
+    const std::size_t index = static_cast<std::size_t>((h << root_->bits) >> (64 - bits));
+    __builtin_prefetch(level);
+    __builtin_prefetch(reinterpret_cast<const std::atomic<word>*>(level + 1) + index);
+  }
   // Then, with the level protected: the first leaf of the key's bucket and,
   // if the level holds a hoisted chain that may hold the key (as a lookup
   // decides), of that chain. relaxed: the words are prefetch addresses.
@@ -733,12 +740,6 @@ private:
       const word o = level.overflow.load(std::memory_order_relaxed);
       if (o != 0 && !is_hash(o)) __builtin_prefetch(leaf_of(o));
     }
-  }
-  void prefetch_first_level(const hash_node* level, std::uint64_t h) const noexcept {
-    const unsigned bits = config_.level_bits;
-    const std::size_t index = static_cast<std::size_t>((h << root_->bits) >> (64 - bits));
-    __builtin_prefetch(level);
-    __builtin_prefetch(reinterpret_cast<const std::atomic<word>*>(level + 1) + index);
   }
   template <class K>
   const_iterator find_any(const K& key) const {

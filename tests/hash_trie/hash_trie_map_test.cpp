@@ -717,6 +717,31 @@ TYPED_TEST(HashTrieMap, IterationUnderMutationVisitsStableKeysOnce) {
   for (auto& th : churn) th.join();
 }
 
+// Starts `writers` threads on m. Writer t owns the keys stride * i + t
+// (i < per_writer): `ops` times it inserts or erases one of them at random,
+// records in (*left)[t] the keys it leaves in (if left is given), and
+// decrements `writing` when done.
+template <class Map>
+void start_churn_writers(std::vector<std::thread>& pool, Map& m, int writers, long stride,
+                         long per_writer, int ops, unsigned seed, std::atomic<int>& writing,
+                         std::vector<std::set<long>>* left = nullptr) {
+  for (int t = 0; t < writers; ++t)
+    pool.emplace_back([&m, &writing, left, t, stride, per_writer, ops, seed] {
+      std::mt19937 rng(seed + static_cast<unsigned>(t));
+      for (int op = 0; op < ops; ++op) {
+        const long k = stride * static_cast<long>(rng() % per_writer) + t;
+        if (rng() % 2) {
+          m.try_emplace(k, k);
+          if (left != nullptr) (*left)[t].insert(k);
+        } else {
+          m.erase(k);
+          if (left != nullptr) (*left)[t].erase(k);
+        }
+      }
+      writing--;
+    });
+}
+
 // Levels come and go under churn (the tiny shape opens one on almost every
 // insert and compression removes it when its last key goes): no stable key
 // is ever missed, every churned key ends as its only writer left it, and
@@ -731,21 +756,7 @@ TYPED_TEST(HashTrieMap, LevelsComeAndGoUnderChurnWithoutLosingKeys) {
   std::atomic<long> missed{0};
   std::vector<std::set<long>> left(writers);
   std::vector<std::thread> pool;
-  for (int t = 0; t < writers; ++t)
-    pool.emplace_back([&, t] { // writer t owns the keys 4 * i + t
-      std::mt19937 rng(static_cast<unsigned>(t + 1));
-      for (int op = 0; op < 40'000; ++op) {
-        const long k = 4 * static_cast<long>(rng() % per_writer) + t;
-        if (rng() % 2) {
-          m.try_emplace(k, k);
-          left[t].insert(k);
-        } else {
-          m.erase(k);
-          left[t].erase(k);
-        }
-      }
-      writing--;
-    });
+  start_churn_writers(pool, m, writers, 4, per_writer, 40'000, 1, writing, &left);
   std::atomic<long> torn{0};
   pool.emplace_back([&] { // stable keys, and churned ones inside levels that go
     std::vector<long> block(64);
@@ -788,18 +799,7 @@ TYPED_TEST(HashTrieMap, PrefetchWalksChainsWhileWritersChangeThem) {
   for (long k = 0; k < stable; ++k) m.insert({3 * k + 2, k}); // keys = 2 mod 3 stay
   std::atomic<int> writing{writers};
   std::vector<std::thread> pool;
-  for (int t = 0; t < writers; ++t)
-    pool.emplace_back([&, t] { // writer t owns the keys 3 * i + t
-      std::mt19937 rng(static_cast<unsigned>(t + 7));
-      for (int op = 0; op < 100'000; ++op) {
-        const long k = 3 * static_cast<long>(rng() % per_writer) + t;
-        if (rng() % 2)
-          m.try_emplace(k, k);
-        else
-          m.erase(k);
-      }
-      writing--;
-    });
+  start_churn_writers(pool, m, writers, 3, per_writer, 100'000, 7, writing);
   long missed = 0;
   std::vector<long> group(16);
   while (writing.load() > 0)

@@ -88,7 +88,7 @@ void check(bool ok, const std::string& what) {
   if (!ok) throw std::runtime_error("farm sweep: wrong sum from " + what);
 }
 
-lfcore::farm_options farm_options(lfcore::scheduling policy, int threads) {
+lfcore::farm_options farm_options_for(lfcore::scheduling policy, int threads) {
   lfcore::farm_options o;
   o.workers = static_cast<unsigned>(threads);
   o.policy = policy;
@@ -402,13 +402,13 @@ std::vector<sweep> farm_sweeps(const options& opt) {
     s.contenders.push_back(
         {"lfcore farm (on-demand)", true, [=](const point& p) {
            const std::uint64_t iters = stream->iters(), expect = stream->expect();
-           return lfcore_farm(farm_options(lfcore::scheduling::on_demand, p.threads), tasks, iters,
-                              expect);
+           return lfcore_farm(farm_options_for(lfcore::scheduling::on_demand, p.threads), tasks,
+                              iters, expect);
          }});
     s.contenders.push_back(
         {"lfcore farm (round-robin)", true, [=](const point& p) {
            const std::uint64_t iters = stream->iters(), expect = stream->expect();
-           return lfcore_farm(farm_options(lfcore::scheduling::round_robin, p.threads), tasks,
+           return lfcore_farm(farm_options_for(lfcore::scheduling::round_robin, p.threads), tasks,
                               iters, expect);
          }});
     // One worker with an emitter thread of its own: the farm before
@@ -419,7 +419,7 @@ std::vector<sweep> farm_sweeps(const options& opt) {
                               const std::uint64_t iters = stream->iters(),
                                                   expect = stream->expect();
                               lfcore::farm_options o =
-                                  farm_options(lfcore::scheduling::round_robin, p.threads);
+                                  farm_options_for(lfcore::scheduling::round_robin, p.threads);
                               o.fuse_emitter_with_one_worker = false;
                               return lfcore_farm(o, tasks, iters, expect);
                             },
@@ -428,7 +428,7 @@ std::vector<sweep> farm_sweeps(const options& opt) {
     s.contenders.push_back(
         {"lfcore farm (round-robin, 2 ms result latency)", true, [=](const point& p) {
            const std::uint64_t iters = stream->iters(), expect = stream->expect();
-           lfcore::farm_options o = farm_options(lfcore::scheduling::round_robin, p.threads);
+           lfcore::farm_options o = farm_options_for(lfcore::scheduling::round_robin, p.threads);
            o.result_latency = std::chrono::milliseconds(2);
            return lfcore_farm(o, tasks, iters, expect);
          }});

@@ -531,8 +531,8 @@ private:
   void run(Source& source, Sink* sink, feedback_hook* feedback) {
     constexpr bool has_sink = !std::is_same_v<Sink, int>;
     const unsigned nw = max_workers_;
-    const bool fused = has_sink && nw == 1 && options_.fuse_collector_with_one_worker;
-    const bool collect = has_sink && !fused;
+    const bool sink_on_worker = has_sink && nw == 1 && options_.fuse_collector_with_one_worker;
+    const bool collect = has_sink && !sink_on_worker;
     const bool one_thread = nw == 1 && !collect && options_.fuse_emitter_with_one_worker;
     begin_run(collect);
     if (one_thread) {
@@ -557,7 +557,7 @@ private:
       threads.reserve(nw + 2);
       if constexpr (!has_sink)
         start_workers<results_to::nowhere>(threads, lanes, sink);
-      else if (fused)
+      else if (sink_on_worker)
         start_workers<results_to::sink>(threads, lanes, sink);
       else
         start_workers<results_to::collector>(threads, lanes, sink);

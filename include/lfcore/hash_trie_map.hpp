@@ -416,8 +416,8 @@ public:
         const word w = buckets[i]->load(std::memory_order_relaxed);
         if (!is_hash(w))
           __builtin_prefetch(leaf_of(w));
-        else if (!is_frozen(w) && node_of(w) != root_)
-          prefetch_first_level(node_of(w), hashes[i]);
+        else if (const hash_node* level = level_below_root(w))
+          prefetch_first_level(level, hashes[i]);
       }
       std::size_t m = 0;
       for (std::size_t i = 0; i < n; ++i) {
@@ -426,8 +426,8 @@ public:
         // ([trie.link]), are readable below.
         const word w = g->cur.protect(*buckets[i], pointer_of);
         if (is_hash(w)) { // an empty bucket, or a level: g.cur keeps it readable
-          if (!is_frozen(w) && node_of(w) != root_)
-            prefetch_in_level(*node_of(w), is_hoisted(w), hashes[i]);
+          if (hash_node* level = level_below_root(w))
+            prefetch_in_level(*level, is_hoisted(w), hashes[i]);
           continue;
         }
         const leaf& l = *leaf_of(w);
@@ -438,7 +438,7 @@ public:
         __builtin_prefetch(leaf_of(next));
         second[m++] = i;
       }
-      if (3 * m >= n)
+      if (3 * m >= n) // the fourth round pays only where chains are long (see above)
         for (std::size_t k = 0; k < m; ++k)
           prefetch_third_leaf(g, *buckets[second[k]], hashes[second[k]]);
     }
@@ -719,6 +719,11 @@ private:
   }
 
   void prefetch_bucket(std::uint64_t h) const noexcept { __builtin_prefetch(&root_->bucket(h)); }
+  // The level a root bucket's word w leads to, or nullptr (a leaf, the
+  // root's own word for an empty bucket, a frozen bucket).
+  hash_node* level_below_root(word w) const noexcept {
+    return is_hash(w) && !is_frozen(w) && node_of(w) != root_ ? node_of(w) : nullptr;
+  }
   // A level below the root (the root's bucket pointed to it): its header,
   // which a lookup reads for the level's width and hoisted-chain tags, and
   // the key's bucket, whose place follows from the level's shape (root_bits

@@ -375,22 +375,25 @@ public:
   /// another (group prefetching: Chen, Ailamaki, Gibbons and Mowry, ICDE
   /// 2004; absl's raw_hash_set::prefetch is the one-key form). For one key:
   /// its root bucket. For a range, in groups of prefetch_group keys, up to
-  /// four rounds, each started when the one before has mostly arrived: every
+  /// five rounds, each started when the one before has mostly arrived: every
   /// key's root bucket; the first leaf each bucket points to (or, where it
   /// leads to a level, as in a map that outgrew its root, the level's
   /// header and the key's bucket in it, and in the next round that bucket's
-  /// first leaf: the paper's atom workload on a table given no size hint ran
-  /// 1.76x / 1.46x as fast at 1 / 2 threads with these); where that
-  /// leaf has another hash, the leaf after it (at one key per bucket, a key
-  /// is second in its chain 26% of the time, further back 10%); and, if a
-  /// third of the group had such a second leaf (chains are long: a map
-  /// holding more keys than its root has buckets), where the second leaf has
-  /// another hash too, the third. The paper's atom workload ran 2.6x as fast
-  /// on one thread with the first two rounds; the third made prefetched hits
-  /// and misses in a map of 1e6 integer keys 1.2x-1.4x as fast again; the
-  /// fourth, in a map of two keys per bucket, 1.07x-1.21x on hits, misses
-  /// and the uniform mix at two threads, and costs a map of one key per
-  /// bucket nothing measurable (bench/results/README.md). The one-key form
+  /// first leaf, or where it leads a level further down that level's header
+  /// and bucket, whose first leaf the fifth round prefetches: the paper's
+  /// atom workload on a table given no size hint ran 1.76x / 1.46x as fast at
+  /// 1 / 2 threads with the first level, 1.17x / 1.21x again with the
+  /// second); where that leaf has another hash, the leaf after it (at one
+  /// key per bucket, a key is second in its chain 26% of the time, further
+  /// back 10%); and, if a third of the group had such a second leaf (chains
+  /// are long: a map holding more keys than its root has buckets), where the
+  /// second leaf has another hash too, the third. The paper's atom workload
+  /// ran 2.6x as fast on one thread with the first two rounds; the third
+  /// made prefetched hits and misses in a map of 1e6 integer keys 1.2x-1.4x
+  /// as fast again; the fourth, in a map of two keys per bucket, 1.07x-1.21x
+  /// on hits, misses and the uniform mix at two threads, and costs a map of
+  /// one key per bucket nothing measurable; the fifth costs maps without
+  /// levels nothing measurable either (bench/results/README.md). The one-key form
   /// and the second round read a bucket word relaxed and use it only as a
   /// prefetch address, which cannot fault even if what it points to was
   /// freed meanwhile; the later rounds read inside leaves and levels, so they
@@ -403,6 +406,7 @@ public:
     const std::atomic<word>* buckets[prefetch_group];
     std::uint64_t hashes[prefetch_group];
     std::size_t second[prefetch_group]; // keys whose chain goes on past a leaf not theirs
+    std::size_t deeper[prefetch_group]; // keys whose level's bucket leads a level further down
     reader g;
     while (first != last) {
       std::size_t n = 0;
@@ -417,9 +421,9 @@ public:
         if (!is_hash(w))
           __builtin_prefetch(leaf_of(w));
         else if (const hash_node* level = level_below_root(w))
-          prefetch_first_level(level, hashes[i]);
+          prefetch_level_bucket(*root_, level, hashes[i]);
       }
-      std::size_t m = 0;
+      std::size_t m = 0, d = 0;
       for (std::size_t i = 0; i < n; ++i) {
         // protect's validating load acquires: the leaf's key and hash, or the
         // level's shape and tags, published by the release CAS that linked it
@@ -427,7 +431,7 @@ public:
         const word w = g->cur.protect(*buckets[i], pointer_of);
         if (is_hash(w)) { // an empty bucket, or a level: g.cur keeps it readable
           if (hash_node* level = level_below_root(w))
-            prefetch_in_level(*level, is_hoisted(w), hashes[i]);
+            if (prefetch_in_level(*level, is_hoisted(w), hashes[i])) deeper[d++] = i;
           continue;
         }
         const leaf& l = *leaf_of(w);
@@ -441,6 +445,8 @@ public:
       if (3 * m >= n) // the fourth round pays only where chains are long (see above)
         for (std::size_t k = 0; k < m; ++k)
           prefetch_third_leaf(g, *buckets[second[k]], hashes[second[k]]);
+      for (std::size_t k = 0; k < d; ++k)
+        prefetch_in_second_level(g, *buckets[deeper[k]], hashes[deeper[k]]);
     }
   }
   /// Keys per group of the range prefetch: enough misses in flight to cover
@@ -719,32 +725,41 @@ private:
   }
 
   void prefetch_bucket(std::uint64_t h) const noexcept { __builtin_prefetch(&root_->bucket(h)); }
-  // The level a root bucket's word w leads to, or nullptr (a leaf, the
-  // root's own word for an empty bucket, a frozen bucket).
-  hash_node* level_below_root(word w) const noexcept {
-    return is_hash(w) && !is_frozen(w) && node_of(w) != root_ ? node_of(w) : nullptr;
+  // The level below `node` that its bucket's word w leads to, or nullptr (a
+  // leaf, node's own word for an empty bucket, a frozen bucket).
+  static hash_node* level_below(const hash_node& node, word w) noexcept {
+    return is_hash(w) && !is_frozen(w) && node_of(w) != &node ? node_of(w) : nullptr;
   }
-  // A level below the root (the root's bucket pointed to it): its header,
-  // which a lookup reads for the level's width and hoisted-chain tags, and
-  // the key's bucket, whose place follows from the level's shape (root_bits
-  // consumed, level_bits wide) without reading the level, which may already
+  hash_node* level_below_root(word w) const noexcept { return level_below(*root_, w); }
+  // A level below `node` (node's bucket pointed to it): its header, which a
+  // lookup reads for the level's width and hoisted-chain tags, and the key's
+  // bucket, whose place follows from the level's shape (node's bits
+  // consumed, child_bits wide) without reading the level, which may already
   // be freed: both are only prefetch addresses.
-  void prefetch_first_level(const hash_node* level, std::uint64_t h) const noexcept {
-    const unsigned bits = config_.level_bits;
-    const std::size_t index = static_cast<std::size_t>((h << root_->bits) >> (64 - bits));
+  void prefetch_level_bucket(const hash_node& node, const hash_node* level,
+                             std::uint64_t h) const noexcept {
+    const unsigned consumed = node.consumed + node.bits;
+    const std::size_t index = static_cast<std::size_t>((h << consumed) >> (64 - child_bits(&node)));
     __builtin_prefetch(level);
     __builtin_prefetch(reinterpret_cast<const std::atomic<word>*>(level + 1) + index);
   }
-  // Then, with the level protected: the first leaf of the key's bucket and,
-  // if the level holds a hoisted chain that may hold the key (as a lookup
-  // decides), of that chain. relaxed: the words are prefetch addresses.
-  static void prefetch_in_level(hash_node& level, bool hoisted, std::uint64_t h) noexcept {
+  // Then, with the level protected: the first leaf of the key's bucket, or
+  // the bucket in the level below if it leads there (returns true then: the
+  // caller may follow it later, see prefetch_in_second_level) and, if the
+  // level holds a hoisted chain that may hold the key (as a lookup decides),
+  // that chain's first leaf. relaxed: the words are prefetch addresses.
+  bool prefetch_in_level(hash_node& level, bool hoisted, std::uint64_t h) const noexcept {
     const word w = level.bucket(h).load(std::memory_order_relaxed);
-    if (!is_hash(w)) __builtin_prefetch(leaf_of(w));
+    const hash_node* below = level_below(level, w);
+    if (below != nullptr)
+      prefetch_level_bucket(level, below, h);
+    else if (!is_hash(w))
+      __builtin_prefetch(leaf_of(w));
     if (hoisted && level.overflow_may_hold(h)) {
       const word o = level.overflow.load(std::memory_order_relaxed);
       if (o != 0 && !is_hash(o)) __builtin_prefetch(leaf_of(o));
     }
+    return below != nullptr;
   }
   template <class K>
   const_iterator find_any(const K& key) const {
@@ -927,6 +942,23 @@ private:
       const word third = unmarked(second->next.load(std::memory_order_relaxed));
       if (!is_hash(third)) __builtin_prefetch(leaf_of(third));
     }
+    g->next.reset_protection();
+  }
+
+  // Round five, for a key whose level's bucket led a level further down (a
+  // map that holds many more keys than its root has buckets): protects the
+  // way there again - the level by a validated protect of the root bucket,
+  // as round three, the level below by one of the level's bucket, which
+  // holds while g.cur protects the level (a level leaves the trie only
+  // empty and frozen, which changes that word) - and prefetches in the level
+  // below as round three did in the level.
+  void prefetch_in_second_level(reader& g, const std::atomic<word>& bucket, std::uint64_t h) const {
+    // protect's validating loads acquire: a level's shape and tags are
+    // published by the release CAS that linked it ([trie.link]).
+    hash_node* level = level_below_root(g->cur.protect(bucket, pointer_of));
+    if (level == nullptr) return;
+    const word w = g->next.protect(level->bucket(h), pointer_of);
+    if (hash_node* below = level_below(*level, w)) prefetch_in_level(*below, is_hoisted(w), h);
     g->next.reset_protection();
   }
 

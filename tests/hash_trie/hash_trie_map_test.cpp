@@ -788,29 +788,35 @@ TYPED_TEST(HashTrieMap, LevelsComeAndGoUnderChurnWithoutLosingKeys) {
 }
 
 // The range prefetch walks up to three leaves of a chain (the fourth round
-// re-walks the first two under hazard pointers) while writers link, mark and
-// unlink them: about 64 keys under a root of 16 buckets that close at 6
-// leaves make chains of 4 on average, so most groups take that round. A walk
-// that read a freed leaf shows under ASan or TSan; the stable keys must stay
-// found throughout.
-TYPED_TEST(HashTrieMap, PrefetchWalksChainsWhileWritersChangeThem) {
-  map_for<TypeParam, long, long> m(hash_trie_config{4, 1, 6});
-  constexpr long stable = 32, writers = 2, per_writer = 32;
-  for (long k = 0; k < stable; ++k) m.insert({3 * k + 2, k}); // keys = 2 mod 3 stay
-  std::atomic<int> writing{writers};
-  std::vector<std::thread> pool;
-  start_churn_writers(pool, m, writers, 3, per_writer, 100'000, 7, writing);
-  long missed = 0;
-  std::vector<long> group(16);
-  while (writing.load() > 0)
-    for (long first = 0; first < 3 * per_writer; first += 16) {
-      std::iota(group.begin(), group.end(), first);
-      m.prefetch(group.begin(), group.end());
-      for (const long k : group) missed += k % 3 == 2 && k / 3 < stable && !m.contains(k);
-    }
-  for (auto& th : pool) th.join();
-  EXPECT_EQ(missed, 0);
-  for (long k = 0; k < stable; ++k) EXPECT_TRUE(m.contains(3 * k + 2)) << k;
+// re-walks the first two under hazard pointers) and two levels down (the
+// fifth round protects both levels again) while writers link, mark and
+// unlink leaves and open and remove levels. Under a root of 16 buckets that
+// close at 6 leaves, about 64 keys make chains of 4 on average, so most
+// groups take the fourth round; under the tiny shape almost every insert
+// opens a level and compression removes it when its last key goes, so most
+// keys take the fifth. A walk that read a freed leaf or level shows under
+// ASan or TSan; the stable keys must stay found throughout.
+TYPED_TEST(HashTrieMap, PrefetchWalksChainsAndLevelsWhileWritersChangeThem) {
+  for (const hash_trie_config shape : {hash_trie_config{4, 1, 6}, tiny}) {
+    SCOPED_TRACE("root_bits " + std::to_string(shape.root_bits));
+    map_for<TypeParam, long, long> m(shape);
+    constexpr long stable = 32, writers = 2, per_writer = 32;
+    for (long k = 0; k < stable; ++k) m.insert({3 * k + 2, k}); // keys = 2 mod 3 stay
+    std::atomic<int> writing{writers};
+    std::vector<std::thread> pool;
+    start_churn_writers(pool, m, writers, 3, per_writer, 100'000, 7, writing);
+    long missed = 0;
+    std::vector<long> group(16);
+    while (writing.load() > 0)
+      for (long first = 0; first < 3 * per_writer; first += 16) {
+        std::iota(group.begin(), group.end(), first);
+        m.prefetch(group.begin(), group.end());
+        for (const long k : group) missed += k % 3 == 2 && k / 3 < stable && !m.contains(k);
+      }
+    for (auto& th : pool) th.join();
+    EXPECT_EQ(missed, 0);
+    for (long k = 0; k < stable; ++k) EXPECT_TRUE(m.contains(3 * k + 2)) << k;
+  }
 }
 
 // Compression attempts that cross each other: the level under root bucket 0

@@ -7,4 +7,5 @@ set logscale x 2
 set key top right
 set grid
 set yrange [0:*]
-plot for [i=2:11] 'map_mix.dat' using 1:i with linespoints lw 2 title columnhead(i)
+set datafile missing '-'
+plot for [i=2:15] 'map_mix.dat' using 1:i with linespoints lw 2 title columnhead(i)

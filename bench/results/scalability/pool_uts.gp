@@ -7,4 +7,5 @@ set logscale x 2
 set key top right
 set grid
 set yrange [0:*]
+set datafile missing '-'
 plot for [i=2:4] 'pool_uts.dat' using 1:i with linespoints lw 2 title columnhead(i)

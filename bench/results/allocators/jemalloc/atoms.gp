@@ -7,4 +7,5 @@ set logscale x 2
 set key top right
 set grid
 set yrange [0:*]
-plot for [i=2:6] 'atoms.dat' using 1:i with linespoints lw 2 title columnhead(i)
+set datafile missing '-'
+plot for [i=2:8] 'atoms.dat' using 1:i with linespoints lw 2 title columnhead(i)

@@ -374,29 +374,30 @@ public:
   /// keys overlaps their cache misses instead of taking them one after
   /// another (group prefetching: Chen, Ailamaki, Gibbons and Mowry, ICDE
   /// 2004; absl's raw_hash_set::prefetch is the one-key form). For one key:
-  /// its root bucket. For a range, in groups of prefetch_group keys, up to
-  /// five rounds, each started when the one before has mostly arrived: every
-  /// key's root bucket; the first leaf each bucket points to (or, where it
-  /// leads to a level, as in a map that outgrew its root, the level's
-  /// header and the key's bucket in it, and in the next round that bucket's
-  /// first leaf, or where it leads a level further down that level's header
-  /// and bucket, whose first leaf the fifth round prefetches: the paper's
-  /// atom workload on a table given no size hint ran 1.76x / 1.46x as fast at
-  /// 1 / 2 threads with the first level, 1.17x / 1.21x again with the
-  /// second); where that leaf has another hash, the leaf after it (at one
-  /// key per bucket, a key is second in its chain 26% of the time, further
-  /// back 10%); and, if a third of the group had such a second leaf (chains
-  /// are long: a map holding more keys than its root has buckets), where the
-  /// second leaf has another hash too, the third. The paper's atom workload
-  /// ran 2.6x as fast on one thread with the first two rounds; the third
-  /// made prefetched hits and misses in a map of 1e6 integer keys 1.2x-1.4x
-  /// as fast again; the fourth, in a map of two keys per bucket, 1.07x-1.21x
-  /// on hits, misses and the uniform mix at two threads, and costs a map of
-  /// one key per bucket nothing measurable; the fifth costs maps without
-  /// levels nothing measurable either (bench/results/README.md). The one-key form
-  /// and the second round read a bucket word relaxed and use it only as a
-  /// prefetch address, which cannot fault even if what it points to was
-  /// freed meanwhile; the later rounds read inside leaves and levels, so they
+  /// its root bucket. For a range, in groups of prefetch_group keys, in
+  /// rounds, each started when the one before has mostly arrived:
+  ///  1. every key's root bucket;
+  ///  2. the first leaf each bucket points to or, where it leads to a level
+  ///     (a map that outgrew its root), the level's header and the key's
+  ///     bucket in it;
+  ///  3. where the first leaf has another hash, the leaf after it (at one key
+  ///     per bucket a key is second in its chain 26% of the time, further
+  ///     back 10%); in a level, the bucket's first leaf, or where the bucket
+  ///     leads a level further down, that level's header and bucket;
+  ///  4. if a third of the group had such a second leaf (long chains: a map
+  ///     holding more keys than its root has buckets), where it has another
+  ///     hash too, the third;
+  ///  5. for keys that went two levels down, that bucket's first leaf.
+  /// Measured (bench/results/README.md): rounds 1-2 made the paper's atom
+  /// workload 2.6x as fast on one thread, round 3 prefetched hits and misses
+  /// of a map of 1e6 integer keys 1.2x-1.4x, round 4 a map of two keys per
+  /// bucket 1.07x-1.21x at two threads; following levels made the atom
+  /// workload on a table given no size hint 1.76x / 1.46x as fast at 1 / 2
+  /// threads (the first level), then 1.17x / 1.21x (the second). Maps
+  /// that do not need rounds 4 and 5 pay nothing measurable for them.
+  /// Round 2 reads a bucket word relaxed and uses it only as a prefetch
+  /// address, which cannot fault even if what it points to was freed
+  /// meanwhile; the later rounds read inside leaves and levels, so they
   /// protect them first, as a lookup does.
   void prefetch(const Key& key) const { prefetch_bucket(hash_of(key)); }
   template <class K>

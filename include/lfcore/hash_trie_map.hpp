@@ -711,7 +711,7 @@ private:
     destroy_chain(node->overflow.load(std::memory_order_relaxed));
     for (std::size_t i = 0; i < node->size(); ++i) {
       const word w = destroy_chain(node->buckets()[i].load(std::memory_order_relaxed));
-      if (!is_frozen(w) && node_of(w) != node) destroy(node_of(w)); // a deeper level
+      if (hash_node* below = level_below(*node, w)) destroy(below);
     }
     free_hash_node(node);
   }
@@ -1592,8 +1592,7 @@ private:
         w = unmarked(nw);
       }
       // A frozen bucket is empty; an overflow ends at node itself.
-      if (!valid || is_frozen(w) || node_of(w) == node) continue;
-      r.child = node_of(w);
+      if (!valid || (r.child = level_below(*node, w)) == nullptr) continue;
       r.hoisted = is_hoisted(w);
       valid = descend(g, r.child, last, last_next, anchor, anchor_value);
     }

@@ -8,7 +8,8 @@
 //   lookup_miss  - find key(i), i uniform in [N, 2N): never present
 //   mix_90_5_5   - i uniform in [0, 2N): 90% find, 5% insert, 5% erase
 //   mix_zipf     - the same mix with i zipfian (theta 0.99) over [0, 2N): a few
-//                  hot keys (spread over the table by key_of) take most operations
+//                  hot keys (spread over the table by key_of) take most operations;
+//                  the indices are drawn before the point (zipfian_draws)
 // Bytes per key: one thread fills N keys on the main thread and glibc's
 // mallinfo2() (main arena) measures the growth; every contender allocates
 // through malloc here (oneTBB is given std::allocator for that reason; the
@@ -32,6 +33,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -41,6 +43,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #if defined(LFCORE_HAVE_LIBCDS)
 #include <cds/container/feldman_hashmap_hp.h>
@@ -106,11 +109,40 @@ private:
   double n_, theta_, zeta_n_ = 0, alpha_ = 0, eta_ = 0;
 };
 
-// The set-up is O(n): one generator per key count, made before threads start.
-const zipfian& zipfian_over(u64 n) {
-  static std::map<u64, std::unique_ptr<zipfian>> made;
-  std::unique_ptr<zipfian>& z = made[n];
-  if (!z) z = std::make_unique<zipfian>(n, 0.99);
+// Zipfian key indices over [0, n), drawn before threads start and read in
+// order. Drawn in the loop, the two pow() calls of a draw took a quarter of
+// the zipfian mix's time (perf, lfcore prefetched, 2 threads: 24% in libm
+// and the sampler), the same for every contender, so every ratio shrank
+// towards 1. A thread starts at its own offset and reads on, which the
+// hardware prefetcher streams; 2^23 draws outlast a 0.5 s point of any
+// contender on one thread, and several threads' streams meet only a million
+// draws apart, far beyond the cache.
+class zipfian_draws {
+public:
+  explicit zipfian_draws(u64 n) : draws_(std::size_t{1} << 23) {
+    if (n > std::numeric_limits<std::uint32_t>::max())
+      throw std::invalid_argument("zipfian draws: n above 2^32");
+    const zipfian z(n, 0.99);
+    std::mt19937_64 rng(0x21bf);
+    for (std::uint32_t& d : draws_)
+      d = static_cast<std::uint32_t>(z(static_cast<double>(rng() >> 11) * 0x1.0p-53));
+  }
+  /// Where thread t of `threads` starts reading.
+  std::size_t start(int t, int threads) const noexcept {
+    return draws_.size() / static_cast<std::size_t>(threads) * static_cast<std::size_t>(t);
+  }
+  u64 operator[](std::size_t i) const noexcept { return draws_[i & (draws_.size() - 1)]; }
+
+private:
+  std::vector<std::uint32_t> draws_;
+};
+
+// The set-up is O(n + 2^23): one set of draws per key count, made before
+// threads start.
+const zipfian_draws& zipfian_draws_over(u64 n) {
+  static std::map<u64, std::unique_ptr<zipfian_draws>> made;
+  std::unique_ptr<zipfian_draws>& z = made[n];
+  if (!z) z = std::make_unique<zipfian_draws>(n);
   return *z;
 }
 
@@ -164,10 +196,11 @@ double fill_and_run(const point& p, workload w, u64 n, Map& map) {
     }
   });
   if (w == workload::insert_only) return static_cast<double>(n) / fill_seconds;
-  const zipfian* zipf = w == workload::mix_zipf ? &zipfian_over(2 * n) : nullptr;
+  const zipfian_draws* zipf = w == workload::mix_zipf ? &zipfian_draws_over(2 * n) : nullptr;
   return timed(p, [&](int t, const std::atomic<bool>& stop) {
     Handle h{map};
     std::mt19937_64 rng(0x5eed + static_cast<u64>(t));
+    std::size_t next_draw = zipf != nullptr ? zipf->start(t, threads) : 0;
     long long ops = 0;
     u64 v = 0, sink = 0;
     u64 random[batch_size], index[batch_size];
@@ -183,7 +216,7 @@ double fill_and_run(const point& p, workload w, u64 n, Map& map) {
             index[k] = n + r % n;
             break;
           case workload::mix_zipf:
-            index[k] = (*zipf)(static_cast<double>(r >> 11) * 0x1.0p-53);
+            index[k] = (*zipf)[next_draw++];
             break;
           default:
             index[k] = (r >> 8) % (2 * n);

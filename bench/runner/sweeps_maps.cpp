@@ -115,13 +115,13 @@ private:
 // and the sampler), the same for every contender, so every ratio shrank
 // towards 1. A thread starts at its own offset and reads on, which the
 // hardware prefetcher streams; 2^23 draws outlast a 0.5 s point of any
-// contender on one thread, and several threads' streams meet only a million
-// draws apart, far beyond the cache.
+// contender on one thread (a longer point wraps around), and several
+// threads' streams meet only a million draws apart, far beyond the cache.
 class zipfian_draws {
 public:
   explicit zipfian_draws(u64 n) : draws_(std::size_t{1} << 23) {
     if (n > std::numeric_limits<std::uint32_t>::max())
-      throw std::invalid_argument("zipfian draws: n above 2^32");
+      throw std::invalid_argument("zipfian draws: indices past 32 bits");
     const zipfian z(n, 0.99);
     std::mt19937_64 rng(0x21bf);
     for (std::uint32_t& d : draws_)

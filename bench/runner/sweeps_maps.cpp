@@ -109,17 +109,20 @@ private:
   double n_, theta_, zeta_n_ = 0, alpha_ = 0, eta_ = 0;
 };
 
-// Zipfian key indices over [0, n), drawn before threads start and read in
-// order. Drawn in the loop, the two pow() calls of a draw took a quarter of
-// the zipfian mix's time (perf, lfcore prefetched, 2 threads: 24% in libm
-// and the sampler), the same for every contender, so every ratio shrank
-// towards 1. A thread starts at its own offset and reads on, which the
+// Zipfian key indices over [0, n), drawn before the timed threads start and
+// read in order. Drawn in the loop, the two pow() calls of a draw took a
+// quarter of the zipfian mix's time (perf, lfcore prefetched, 2 threads: 24%
+// in libm and the sampler), the same for every contender, so every ratio
+// shrank towards 1. A thread starts at its own offset and reads on, which the
 // hardware prefetcher streams; 2^23 draws outlast a 0.5 s point of any
 // contender on one thread (a longer point wraps around), and several
 // threads' streams meet only a million draws apart, far beyond the cache.
 class zipfian_draws {
+  // A power of two: an index wraps by a mask.
+  static constexpr std::size_t count = std::size_t{1} << 23;
+
 public:
-  explicit zipfian_draws(u64 n) : draws_(std::size_t{1} << 23) {
+  explicit zipfian_draws(u64 n) : draws_(count) {
     if (n > std::numeric_limits<std::uint32_t>::max())
       throw std::invalid_argument("zipfian draws: indices past 32 bits");
     const zipfian z(n, 0.99);
@@ -129,16 +132,16 @@ public:
   }
   /// Where thread t of `threads` starts reading.
   std::size_t start(int t, int threads) const noexcept {
-    return draws_.size() / static_cast<std::size_t>(threads) * static_cast<std::size_t>(t);
+    return count / static_cast<std::size_t>(threads) * static_cast<std::size_t>(t);
   }
-  u64 operator[](std::size_t i) const noexcept { return draws_[i & (draws_.size() - 1)]; }
+  u64 operator[](std::size_t i) const noexcept { return draws_[i & (count - 1)]; }
 
 private:
   std::vector<std::uint32_t> draws_;
 };
 
-// The set-up is O(n + 2^23): one set of draws per key count, made before
-// threads start.
+// The set-up is O(n + 2^23): one set of draws per key count, made once,
+// before the first zipfian point's timed threads start.
 const zipfian_draws& zipfian_draws_over(u64 n) {
   static std::map<u64, std::unique_ptr<zipfian_draws>> made;
   std::unique_ptr<zipfian_draws>& z = made[n];

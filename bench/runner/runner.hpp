@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -70,9 +71,26 @@ struct options {
   long long atom_sequences = 240'000; // the paper's dataset size
   std::string out = "bench/results/latest";
   std::string only;      // run only the sweep of this name
-  std::string contender; // run only contenders whose name contains this
+  std::string contender; // --contender: which contenders run (see selects)
   std::string command_line;
   bool quick = false;
+
+  /// Whether --contender selects a contender of this name: alternatives
+  /// separated by '|', each a part of the name, or the whole name after '='
+  /// ("=lfcore hash_trie_map|tbb::concurrent_hash_map" runs just those two,
+  /// which a name part cannot when other names contain it). Empty: all.
+  bool selects(std::string_view name) const {
+    if (contender.empty()) return true;
+    std::string_view rest = contender;
+    for (;;) {
+      const std::size_t bar = rest.find('|');
+      const std::string_view alt = rest.substr(0, bar);
+      if (alt.starts_with('=') ? name == alt.substr(1) : name.find(alt) != std::string_view::npos)
+        return true;
+      if (bar == std::string_view::npos) return false;
+      rest.remove_prefix(bar + 1);
+    }
+  }
 };
 
 /// A memory measurement: one row per contender.

@@ -5,7 +5,9 @@
 //                      [--atom-sequences 240000] [--only SWEEP]
 //                      [--contender NAME-PART] [--out DIR]
 //
-// --only runs the sweeps whose name starts with SWEEP (e.g. map_ for all maps).
+// --only runs the sweeps whose name starts with SWEEP (e.g. map_ for all maps);
+// --contender the contenders whose name contains NAME-PART, or several:
+// "PART|PART", where "=NAME" matches one name exactly (options::selects).
 //
 // Timed sweeps run each point for --seconds; fixed-work sweeps (the queues)
 // move --items items per point; map sweeps prefill --map-keys keys; the atom
@@ -84,7 +86,7 @@ options parse(int argc, char** argv) {
     else if (a == "--help" || a == "-h") {
       std::puts("lfcore_scalability [--quick] [--threads 1,2,4,8] [--reps 3] [--seconds 0.5] "
                 "[--items 10000000] [--map-keys 1000000] [--atom-sequences 240000] "
-                "[--only SWEEP] [--contender NAME-PART] "
+                "[--only SWEEP] [--contender NAME-PART[|=NAME...]] "
                 "[--out DIR]");
       std::exit(0);
     } else
@@ -114,9 +116,7 @@ int main(int argc, char** argv) try {
   for (auto& s : farm_sweeps(opt)) all.push_back(std::move(s));
   for (auto& s : all) {
     if (s.name.rfind(opt.only, 0) != 0) continue; // --only: a prefix of the sweep name
-    std::erase_if(s.contenders, [&](const contender& c) {
-      return c.name.find(opt.contender) == std::string::npos;
-    });
+    std::erase_if(s.contenders, [&](const contender& c) { return !opt.selects(c.name); });
     if (s.threads.empty()) s.threads = opt.threads;
     if (!s.contenders.empty()) sweeps.push_back(std::move(s));
   }

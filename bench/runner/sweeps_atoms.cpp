@@ -338,7 +338,7 @@ memory_table atom_bytes(const options& opt) {
            "`atoms`, and (no size hint) as in `unsized_atoms`.";
   m.column = "bytes per atom beyond its text";
   auto add = [&](const std::string& name, auto measure) {
-    if (opt.contender.empty() || name.find(opt.contender) != std::string::npos)
+    if (opt.selects(name))
       for (const bool sized : {true, false})
         m.rows.emplace_back(name + (sized ? "" : " (no size hint)"),
                             measure(n, sized, atoms, text_bytes));

@@ -721,7 +721,7 @@ memory_table map_bytes_per_key(const options& opt) {
            "the key count. Each key is a uint64 with a uint64 value.";
   m.column = "bytes per key";
   for (const map_contender& c : map_contenders())
-    if (c.bytes && (opt.contender.empty() || c.name.find(opt.contender) != std::string::npos))
+    if (c.bytes && opt.selects(c.name))
       m.rows.emplace_back(c.name, c.bytes(static_cast<u64>(opt.map_keys)));
   return m;
 }

@@ -137,7 +137,14 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
         "trips included: "
      << opt.seconds << " s each; queue throughput sweeps: " << opt.items
      << " items each, timed to the last pop); contenders interleaved in rotating order at "
-        "every point.\n"
+        "every point"
+     << (opt.slices > 1 ? "; map sweeps but insert-only: the median of " +
+                              std::to_string(opt.reps * opt.slices) + " slices, " +
+                              std::to_string(opt.slices) +
+                              " per run, every contender's map filled at once and measured "
+                              "in turns"
+                        : std::string())
+     << ".\n"
      << "- speedup is against the same contender at the sweep's first thread count, per thread; "
         "efficiency = speedup / threads. "
         "Past the core count, efficiency must fall: the sweep goes there on purpose.\n\n";

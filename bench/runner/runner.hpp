@@ -28,6 +28,11 @@ struct contender {
   /// a variant that differs from another contender at one point only; the
   /// report leaves its other points empty.
   int only_at_threads = 0;
+  /// For --slices: prepares a point (a map filled, untimed) and returns a
+  /// function that measures one slice on it per call (operations per
+  /// second); the point's state goes with the function. Empty: the
+  /// contender is measured by run only.
+  std::function<std::function<double()>(const point&)> open = {};
 };
 
 struct sweep {
@@ -74,6 +79,10 @@ struct options {
   std::string contender; // --contender: which contenders run (see selects)
   std::string command_line;
   bool quick = false;
+  /// Slices per point and repetition for sweeps whose contenders can be
+  /// opened (contender::open): every contender's point prepared at once,
+  /// then `slices` measurements of each, alternating. 1: run each once.
+  int slices = 1;
 
   /// Whether --contender selects a contender of this name: alternatives
   /// separated by '|', each a part of the name, or the whole name after '='

@@ -3,11 +3,26 @@
 //   lfcore_scalability [--quick] [--threads 1,2,4,8] [--reps 3] [--seconds 0.5]
 //                      [--items 10000000] [--map-keys 1000000]
 //                      [--atom-sequences 240000] [--only SWEEP]
-//                      [--contender NAME-PART] [--out DIR]
+//                      [--contender NAME-PART] [--slices K] [--pin] [--out DIR]
 //
 // --only runs the sweeps whose name starts with SWEEP (e.g. map_ for all maps);
 // --contender the contenders whose name contains NAME-PART, or several:
 // "PART|PART", where "=NAME" matches one name exactly (options::selects).
+//
+// --slices K (K > 1) measures the sweeps whose contenders can be opened (the
+// map sweeps but the insert-only one) in slices: at each repetition and
+// thread count every contender's point is prepared at once (all maps filled
+// and alive together: mind the memory at large --map-keys), then each is
+// measured K times for --seconds, the contenders alternating in rotating
+// order; the report takes the median over repetitions and slices, and each
+// slice pairs the contenders in time (several measurements per fill).
+//
+// --pin pins the threads the runner starts for a point (timed and
+// run_to_completion: the hazard-pointer, queue, map and atom sweeps), thread
+// t to CPU t mod the CPU count. On the 2-vCPU guest one vCPU ran memory-bound
+// lookups 1.6x as fast as the other, and an unpinned one-thread point lands on
+// either: its measurements split into two levels (bench/results/README.md,
+// "Two unequal vCPUs").
 //
 // Timed sweeps run each point for --seconds; fixed-work sweeps (the queues)
 // move --items items per point; map sweeps prefill --map-keys keys; the atom
@@ -69,6 +84,10 @@ options parse(int argc, char** argv) {
       o.threads = parse_list(value());
     else if (a == "--reps")
       o.reps = std::max(1, std::atoi(value().c_str()));
+    else if (a == "--slices")
+      o.slices = std::max(1, std::atoi(value().c_str()));
+    else if (a == "--pin")
+      pin_threads = true;
     else if (a == "--seconds")
       o.seconds = std::max(0.01, std::atof(value().c_str()));
     else if (a == "--items")
@@ -84,7 +103,8 @@ options parse(int argc, char** argv) {
     else if (a == "--contender")
       o.contender = value();
     else if (a == "--help" || a == "-h") {
-      std::puts("lfcore_scalability [--quick] [--threads 1,2,4,8] [--reps 3] [--seconds 0.5] "
+      std::puts("lfcore_scalability [--quick] [--threads 1,2,4,8] [--reps 3] [--slices 1] [--pin] "
+                "[--seconds 0.5] "
                 "[--items 10000000] [--map-keys 1000000] [--atom-sequences 240000] "
                 "[--only SWEEP] [--contender NAME-PART[|=NAME...]] "
                 "[--out DIR]");
@@ -144,19 +164,41 @@ int main(int argc, char** argv) try {
   std::vector<measurement> results;
   for (const sweep& s : sweeps) {
     const int n = static_cast<int>(s.contenders.size());
+    const bool sliced = opt.slices > 1 && std::all_of(s.contenders.begin(), s.contenders.end(),
+                                                      [](const contender& c) { return !!c.open; });
+    auto record = [&](const contender& c, const point& p, int rep, double ops, double cpu) {
+      results.push_back({s.name, c.name, p.threads, rep, ops, cpu});
+      std::fprintf(stderr, "[%s] rep %d/%d threads %2d  %-34s %8.2f %s\n", s.name.c_str(), rep + 1,
+                   opt.reps * (sliced ? opt.slices : 1), p.threads, c.name.c_str(), ops / s.unit,
+                   s.unit_name.c_str());
+    };
     for (int rep = 0; rep < opt.reps; ++rep)
       for (std::size_t ti = 0; ti < s.threads.size(); ++ti) {
         const point p{s.threads[ti], opt.seconds, opt.items};
-        for (int k = 0; k < n; ++k) { // rotate the order: nobody always runs first
-          const contender& c =
-              s.contenders[static_cast<std::size_t>((k + rep + static_cast<int>(ti)) % n)];
-          if (c.only_at_threads != 0 && c.only_at_threads != p.threads) continue;
+        // The order rotates (with the repetition, thread count and slice):
+        // nobody always runs first.
+        auto at = [&](int k, int shift) {
+          return static_cast<std::size_t>((k + shift + static_cast<int>(ti)) % n);
+        };
+        auto runs_here = [&](const contender& c) {
+          return c.only_at_threads == 0 || c.only_at_threads == p.threads;
+        };
+        if (sliced) {
+          std::vector<std::function<double()>> slice(s.contenders.size());
+          for (std::size_t i = 0; i < slice.size(); ++i)
+            if (runs_here(s.contenders[i])) slice[i] = s.contenders[i].open(p);
+          for (int sl = 0; sl < opt.slices; ++sl)
+            for (int k = 0; k < n; ++k)
+              if (const std::size_t i = at(k, rep + sl); slice[i])
+                record(s.contenders[i], p, rep * opt.slices + sl, slice[i](), NAN);
+          continue; // slice's destruction releases every contender's point
+        }
+        for (int k = 0; k < n; ++k) {
+          const contender& c = s.contenders[at(k, rep)];
+          if (!runs_here(c)) continue;
           take_cpu_ns_per_op(); // a value left by anything before is not this run's
           const double ops = c.run(p);
-          results.push_back({s.name, c.name, p.threads, rep, ops, take_cpu_ns_per_op()});
-          std::fprintf(stderr, "[%s] rep %d/%d threads %2d  %-34s %8.2f %s\n", s.name.c_str(),
-                       rep + 1, opt.reps, p.threads, c.name.c_str(), ops / s.unit,
-                       s.unit_name.c_str());
+          record(c, p, rep, ops, take_cpu_ns_per_op());
         }
       }
   }

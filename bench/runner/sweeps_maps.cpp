@@ -181,14 +181,14 @@ void prefetch_batch(Handle& h, const Range& keys) {
   if constexpr (requires { h.prefetch(keys); }) h.prefetch(keys);
 }
 
-// Fills an empty map with N keys on the point's threads, then runs workload w.
-// A per-thread Handle{map} has insert(k, v) -> bool, find(k, v&) -> bool and
-// erase(k) -> bool, and may have prefetch(range of keys); Keys gives key i.
+// Fills an empty map with keys 0..n-1 on `threads` threads (contiguous
+// ranges, in batches); returns the seconds it took. A per-thread
+// Handle{map} has insert(k, v) -> bool, find(k, v&) -> bool and erase(k) ->
+// bool, and may have prefetch(range of keys); Keys gives key i.
 template <class Map, class Handle, class Keys>
-double fill_and_run(const point& p, workload w, u64 n, Map& map) {
+double fill(int threads, u64 n, Map& map) {
   const Keys keys(n);
-  const int threads = p.threads;
-  const double fill_seconds = run_to_completion(threads, [&](int t) {
+  return run_to_completion(threads, [&](int t) {
     Handle h{map};
     const u64 begin = n * static_cast<u64>(t) / static_cast<u64>(threads);
     const u64 end = n * static_cast<u64>(t + 1) / static_cast<u64>(threads);
@@ -198,12 +198,20 @@ double fill_and_run(const point& p, workload w, u64 n, Map& map) {
       for (u64 i = first; i < last; ++i) h.insert(keys(i), i);
     }
   });
-  if (w == workload::insert_only) return static_cast<double>(n) / fill_seconds;
+}
+
+// Runs workload w (not insert_only) on a map filled with n keys for the
+// point's time; returns operations per second. `slice` varies the keys'
+// random streams between slices of one map (see open_map).
+template <class Map, class Handle, class Keys>
+double run_workload(const point& p, workload w, u64 n, Map& map, u64 slice = 0) {
+  const Keys keys(n);
+  const int threads = p.threads;
   const zipfian_draws* zipf = w == workload::mix_zipf ? &zipfian_draws_over(2 * n) : nullptr;
   return timed(p, [&](int t, const std::atomic<bool>& stop) {
     Handle h{map};
-    std::mt19937_64 rng(0x5eed + static_cast<u64>(t));
-    std::size_t next_draw = zipf != nullptr ? zipf->start(t, threads) : 0;
+    std::mt19937_64 rng(0x5eed + static_cast<u64>(t) + (slice << 16));
+    std::size_t next_draw = zipf != nullptr ? zipf->start(t, threads) + (slice << 19) : 0;
     long long ops = 0;
     u64 v = 0, sink = 0;
     u64 random[batch_size], index[batch_size];
@@ -247,19 +255,40 @@ double fill_and_run(const point& p, workload w, u64 n, Map& map) {
   });
 }
 
-// One point on a fresh map, make(n), destroyed afterwards and followed by
-// a heap trim, untimed: glibc consolidates the freed nodes there. Otherwise
-// the millions of small chunks a destroyed map leaves in an arena's fast
-// bins wait for the next timed thread that gets that arena, whose first
-// malloc that cannot be served from a bin walks and merges all of them:
-// 0.8-1.3 s inside one operation at N = 1e7, whichever contender came next.
+// A map made by make(n), destroyed with a heap trim, untimed: glibc
+// consolidates the freed nodes there. Otherwise the millions of small chunks
+// a destroyed map leaves in an arena's fast bins wait for the next timed
+// thread that gets that arena, whose first malloc that cannot be served from
+// a bin walks and merges all of them: 0.8-1.3 s inside one operation at N =
+// 1e7, whichever contender came next.
+template <class Map, class Make>
+std::shared_ptr<Map> make_map(u64 n, Make make) {
+  return std::shared_ptr<Map>(make(n).release(), [](Map* m) {
+    delete m;
+    malloc_trim(0);
+  });
+}
+
+// One point on a fresh map: fill, then workload w (for insert_only the fill
+// is the measurement).
 template <class Map, class Handle, class Keys, class Make>
 double run_map(const point& p, workload w, u64 n, Make make) {
-  std::unique_ptr<Map> map = make(n);
-  const double rate = fill_and_run<Map, Handle, Keys>(p, w, n, *map);
-  map.reset();
-  malloc_trim(0);
-  return rate;
+  const std::shared_ptr<Map> map = make_map<Map>(n, make);
+  const double fill_seconds = fill<Map, Handle, Keys>(p.threads, n, *map);
+  if (w == workload::insert_only) return static_cast<double>(n) / fill_seconds;
+  return run_workload<Map, Handle, Keys>(p, w, n, *map);
+}
+
+// The same point in slices (the runner's --slices): a map filled once, then
+// each call runs the workload on it for the point's time, with fresh random
+// streams; the map goes when the last copy of the function does.
+template <class Map, class Handle, class Keys, class Make>
+std::function<double()> open_map(const point& p, workload w, u64 n, Make make) {
+  std::shared_ptr<Map> map = make_map<Map>(n, make);
+  fill<Map, Handle, Keys>(p.threads, n, *map);
+  return [p, w, n, map, slice = u64{0}]() mutable {
+    return run_workload<Map, Handle, Keys>(p, w, n, *map, ++slice);
+  };
 }
 
 // Bytes per key after a single-threaded fill of n keys, in a child process
@@ -541,14 +570,18 @@ struct map_contender {
   bool is_lfcore;
   bool erases; // takes part in the mix (needs a concurrent erase)
   std::function<double(const point&, workload, u64)> run;
+  std::function<std::function<double()>(const point&, workload, u64)> open; // see open_map
   std::function<double(u64)> bytes;
 };
 
 template <class Map, class Handle, class Keys = u64_keys, class Make>
 map_contender make_contender(std::string name, bool lfcore, bool erases, Make make) {
   return {
-      std::move(name), lfcore, erases,
+      std::move(name),
+      lfcore,
+      erases,
       [=](const point& p, workload w, u64 n) { return run_map<Map, Handle, Keys>(p, w, n, make); },
+      [=](const point& p, workload w, u64 n) { return open_map<Map, Handle, Keys>(p, w, n, make); },
       [=](u64 n) { return bytes_per_key<Map, Handle, Keys>(n, make); }};
 }
 
@@ -704,7 +737,10 @@ std::vector<sweep> map_sweeps(const options& opt) {
       if ((s.w == workload::mix_90_5_5 || s.w == workload::mix_zipf) && !c.erases) continue;
       const workload w = s.w;
       auto run = c.run;
-      sw.contenders.push_back({c.name, c.is_lfcore, [=](const point& p) { return run(p, w, n); }});
+      contender x{c.name, c.is_lfcore, [=](const point& p) { return run(p, w, n); }};
+      if (w != workload::insert_only) // the fill is the insert sweep's measurement
+        x.open = [open = c.open, w, n](const point& p) { return open(p, w, n); };
+      sw.contenders.push_back(std::move(x));
     }
     out.push_back(std::move(sw));
   };

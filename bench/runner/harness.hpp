@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <latch>
 #include <thread>
 #include <utility>
@@ -29,7 +30,8 @@ inline void pin_if_asked(int t) {
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(static_cast<unsigned>(t) % cpus, &set);
-  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+  if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) // e.g. outside our cpuset
+    std::fprintf(stderr, "lfcore_scalability: --pin: thread %d runs unpinned\n", t);
 }
 
 /// Runs body(thread_index, stop) on p.threads threads for p.seconds; body

@@ -1,5 +1,5 @@
 // bench/runner/report.cpp - CSV, Markdown tables and gnuplot plots.
-#include "runner.hpp"
+#include "harness.hpp"
 
 #include <dlfcn.h>
 
@@ -144,6 +144,7 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
                               " per run, every contender's map filled at once and measured "
                               "in turns"
                         : std::string())
+     << (pin_threads ? "; a point's threads pinned, thread t on CPU t mod the CPU count" : "")
      << ".\n"
      << "- speedup is against the same contender at the sweep's first thread count, per thread; "
         "efficiency = speedup / threads. "

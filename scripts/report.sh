@@ -32,9 +32,10 @@ cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DLFCORE_SANITIZE= -DLFCO
 cmake --build build/release -j "$(nproc)"
 mkdir -p "$out/micro"
 
-# --pin: thread t of a point runs on CPU t mod the CPU count. This guest's two
-# vCPUs ran memory-bound lookups 1.6x apart, and an unpinned one-thread point
-# lands on either (bench/results/README.md, "Two unequal vCPUs").
+# --pin: thread t of a point runs on CPU t mod the CPU count. On one host the
+# guest's two vCPUs ran memory-bound lookups 1.6x apart, and an unpinned
+# one-thread point landed on either (bench/results/README.md, "Two unequal
+# vCPUs"); where they are equal, pinning costs nothing.
 if [ $quick = 1 ]; then
   runner_args=(--quick --pin)
   micro_args=(--benchmark_min_time=0.05 --benchmark_repetitions=3)

@@ -107,7 +107,13 @@ struct farm_options {
   /// collector share cores with the workers, on-demand's short queues make
   /// the emitter wait (and yield its core) every few tasks - 0.4-0.9x the
   /// throughput of round-robin for 1-10 us tasks on the 2-core reference
-  /// machine (bench/results/farm). On-demand pays off when task costs vary.
+  /// machine (bench/results/farm). There the emitter runs only when the
+  /// worker beside it on its core runs dry, and both workers then wait for
+  /// it in step: 0.8 involuntary context switches per task (getrusage, 10 us
+  /// tasks, nw = 2, 2026-11-28), against 0.007 with round-robin. An emitter
+  /// that parks instead of yielding while it waits for room costs a futex
+  /// wake-up per refill: 0.33x that throughput with 10 us tasks, 0.17x with
+  /// 1 us. On-demand pays off when task costs vary.
   scheduling policy = scheduling::round_robin;
   std::size_t prefetch = 2;   ///< on_demand: tasks waiting per worker, at least 1
   std::size_t capacity = 512; ///< slots of each channel, at least 1 (rounded up to 2^k)

@@ -61,6 +61,7 @@
 #include <libcuckoo/cuckoohash_map.hh>
 #endif
 #if defined(LFCORE_HAVE_XENIUM)
+#include <xenium/harris_michael_hash_map.hpp>
 #include <xenium/vyukov_hash_map.hpp>
 #endif
 #if defined(LFCORE_HAVE_URCU)
@@ -449,8 +450,10 @@ struct tbb_unordered_handle {
 #endif
 
 #if defined(LFCORE_HAVE_XENIUM)
-// Trivial key and value: both live in the bucket cells; hazard pointers
-// reclaim the bucket arrays replaced by a resize.
+// xenium's vyukov_hash_map: a trivial key and value both live in the bucket
+// cells; hazard pointers reclaim the bucket arrays replaced by a resize.
+// Lookups are lock-free, updates lock their bucket (xenium's documentation:
+// "Progress guarantees: blocking"), so it is a peer, not a lock-free one.
 using xenium_map =
     xenium::vyukov_hash_map<u64, u64,
                             xenium::policy::reclaimer<xenium::reclamation::hazard_pointer<>>>;
@@ -464,6 +467,27 @@ struct xenium_handle {
     return true;
   }
   bool erase(u64 k) { return m.erase(k); }
+};
+
+// xenium's lock-free map: a fixed array of Harris-Michael lists whose nodes
+// hazard pointers reclaim. The bucket count is a template argument and the
+// array never grows, so the contender gets 2^20 buckets (one per key at the
+// default N) or, past 2^20 keys, 2^24 - the nearest it has to a size hint.
+template <class K, std::size_t Buckets>
+using xenium_lock_free_map = xenium::harris_michael_hash_map<
+    K, u64, xenium::policy::reclaimer<xenium::reclamation::hazard_pointer<>>,
+    xenium::policy::buckets<Buckets>>;
+template <class Map, class K>
+struct xenium_lock_free_handle {
+  Map& m;
+  bool insert(const K& k, u64 v) { return m.emplace(k, v); }
+  bool find(const K& k, u64& v) {
+    auto it = m.find(k); // holds its element's hazard pointers until it goes
+    if (it == m.end()) return false;
+    v = it->second;
+    return true;
+  }
+  bool erase(const K& k) { return m.erase(k); }
 };
 #endif
 
@@ -621,7 +645,24 @@ void add_lfcore_prefetching_contender(std::vector<map_contender>& c, const std::
   add_prefetching<map, Keys>(c, name, lf_sized<map>());
 }
 
-std::vector<map_contender> map_contenders() {
+#if defined(LFCORE_HAVE_XENIUM)
+template <class K, class Keys>
+void add_xenium_lock_free_contender(std::vector<map_contender>& c, u64 n) {
+  const char* name = "xenium harris_michael_hash_map<HP>";
+  auto add = [&]<std::size_t Buckets>() {
+    using map = xenium_lock_free_map<K, Buckets>;
+    c.push_back(make_contender<map, xenium_lock_free_handle<map, K>, Keys>(
+        name, false, true, [](u64) { return std::make_unique<map>(); }));
+  };
+  if (n <= (u64(1) << 20))
+    add.template operator()<std::size_t(1) << 20>();
+  else
+    add.template operator()<std::size_t(1) << 24>();
+}
+#endif
+
+// `keys`: the sweep's N, for the peers whose size is fixed when compiled.
+std::vector<map_contender> map_contenders(u64 keys) {
   std::vector<map_contender> c;
   add_lfcore_contender<u64, lfcore::hazard_pointer_reclamation>(c, "lfcore hash_trie_map");
   add_lfcore_prefetching_contender<u64>(c, "lfcore hash_trie_map");
@@ -651,6 +692,7 @@ std::vector<map_contender> map_contenders() {
   c.push_back(make_contender<xenium_map, xenium_handle>(
       "xenium vyukov_hash_map<HP>", false, true,
       [](u64 n) { return std::make_unique<xenium_map>(std::bit_ceil(n)); }));
+  add_xenium_lock_free_contender<u64, u64_keys>(c, keys);
 #endif
 #if defined(LFCORE_HAVE_URCU)
   c.push_back(
@@ -673,7 +715,7 @@ std::vector<map_contender> map_contenders() {
 
 // std::string keys (about 20 bytes, beyond the small-string buffer): the peers
 // that take any key type.
-std::vector<map_contender> string_map_contenders() {
+std::vector<map_contender> string_map_contenders(u64 keys) {
   using S = std::string;
   std::vector<map_contender> c;
   add_lfcore_contender<S, lfcore::hazard_pointer_reclamation, string_keys>(c,
@@ -687,6 +729,9 @@ std::vector<map_contender> string_map_contenders() {
   c.push_back(make_contender<cds_michael<S>, cds_handle<cds_michael<S>, S>, string_keys>(
       "libcds MichaelHashMap<HP>", false, true,
       [](u64 n) { return std::make_unique<cds_michael<S>>(n, 1); }));
+#endif
+#if defined(LFCORE_HAVE_XENIUM)
+  add_xenium_lock_free_contender<S, string_keys>(c, keys);
 #endif
 #if defined(LFCORE_HAVE_TBB)
   c.push_back(make_contender<tbb_hash_map<S>, tbb_hash_handle<S>, string_keys>(
@@ -729,7 +774,7 @@ std::vector<sweep> map_sweeps(const options& opt) {
       {"map_str_mix", "Maps, std::string keys: 90% find, 5% insert, 5% erase",
        "one operation of the mix over 2N string keys", workload::mix_90_5_5},
   };
-  std::vector<map_contender> all = map_contenders(), strings = string_map_contenders();
+  std::vector<map_contender> all = map_contenders(n), strings = string_map_contenders(n);
   std::vector<sweep> out;
   auto add = [&](const spec& s, const std::vector<map_contender>& contenders) {
     sweep sw{s.name, std::string(s.title) + ", N = " + size, s.what, {}};
@@ -756,7 +801,7 @@ memory_table map_bytes_per_key(const options& opt) {
            " keys inserted by one thread; heap growth (glibc mallinfo2, main arena) divided by "
            "the key count. Each key is a uint64 with a uint64 value.";
   m.column = "bytes per key";
-  for (const map_contender& c : map_contenders())
+  for (const map_contender& c : map_contenders(static_cast<u64>(opt.map_keys)))
     if (c.bytes && opt.selects(c.name))
       m.rows.emplace_back(c.name, c.bytes(static_cast<u64>(opt.map_keys)));
   return m;

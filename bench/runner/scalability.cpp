@@ -61,11 +61,24 @@ std::vector<int> parse_list(const std::string& text) {
   return out;
 }
 
+// An argument as a POSIX shell reads it back: single-quoted unless it is
+// plain (the report's command line must run when pasted).
+std::string shell_quoted(std::string_view arg) {
+  const bool plain =
+      !arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                            "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                            "0123456789_-+=.,/:@%") == std::string_view::npos;
+  if (plain) return std::string(arg);
+  std::string out = "'";
+  for (const char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 options parse(int argc, char** argv) {
   options o;
   for (int i = 0; i < argc; ++i) {
     if (i > 0) o.command_line += ' ';
-    o.command_line += argv[i];
+    o.command_line += shell_quoted(argv[i]);
   }
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

@@ -228,16 +228,10 @@ class swi_prolog {
 public:
   static bool available() { return std::system("command -v swipl >/dev/null 2>&1") == 0; }
 
-  explicit swi_prolog(std::size_t n) : n_(n) {
-    seq_file_ =
-        std::filesystem::temp_directory_path() / ("lfcore_atom_seq_" + std::to_string(n) + ".pl");
-    std::ofstream out(seq_file_);
-    out << "atom_dataset(" << n << ").\n";
-    const std::vector<std::string>& seqs = sequences(n);
-    for (std::size_t i = 0; i < n; ++i) out << "atom_seq(" << i << ", " << seqs[i] << ").\n";
-  }
+  explicit swi_prolog(std::size_t n) : n_(n) {}
 
-  double run(const point& p) const {
+  double run(const point& p) {
+    if (seq_file_.empty()) write_sequences(); // at the first run: not for runs of other sweeps
     const std::string cmd = "swipl '" LFCORE_ATOM_BENCH_PL "' -- '" + seq_file_.string() + "' " +
                             std::to_string(p.threads) + " 2>&1";
     FILE* pipe = popen(cmd.c_str(), "r");
@@ -254,8 +248,20 @@ public:
   }
 
 private:
+  // seq.pl's facts, for the program to consult.
+  void write_sequences() {
+    const std::filesystem::path file =
+        std::filesystem::temp_directory_path() / ("lfcore_atom_seq_" + std::to_string(n_) + ".pl");
+    std::ofstream out(file);
+    out << "atom_dataset(" << n_ << ").\n";
+    const std::vector<std::string>& seqs = sequences(n_);
+    for (std::size_t i = 0; i < n_; ++i) out << "atom_seq(" << i << ", " << seqs[i] << ").\n";
+    if (!out.flush()) throw std::runtime_error("cannot write " + file.string());
+    seq_file_ = file;
+  }
+
   std::size_t n_;
-  std::filesystem::path seq_file_;
+  std::filesystem::path seq_file_; // empty until written
 };
 
 // Bytes per atom beyond its text, after one thread ran the workload on the

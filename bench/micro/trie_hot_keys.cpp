@@ -1,4 +1,5 @@
-// bench/micro/trie_hot_keys.cpp - what a chain's order costs a hot key.
+// bench/micro/trie_hot_keys.cpp - what a chain's order and its leaves' places
+// cost a hot key.
 //
 // An insert appends its leaf at the end of the key's chain, so a key that is
 // erased and inserted again goes behind every other key of its chain, and a
@@ -12,12 +13,14 @@
 //             chain; its leaf now also sits among the other hot leaves),
 //   control - after every cold key was erased and inserted again too (hot
 //             keys first again, leaves where `churned` had them).
-// `churned` over `before` is what the order costs; `control` shows what the
-// hot leaves' new places alone are worth.
+// `churned` over `before` is the order's cost net of what the hot leaves' new
+// places gain; `control` has those places without the order's cost, so
+// `churned` over `control` is the order's cost alone.
 //
 // usage: trie_hot_keys [n = 1000000] [hot = 100000] [lookups = 20000000]
 // [key set = 0] (key set k uses keys n*k .. n*k + n - 1: another set of chains
-// and leaf places); exits 1 if a present key was not found.
+// and leaf places); exits 1 if a present key was not found or the map's size
+// is not n at the end.
 #include "trie_bench.hpp"
 
 #include <chrono>
@@ -86,6 +89,6 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(n), static_cast<unsigned long long>(hot),
       static_cast<unsigned long long>(key_set), before, churned, churned / before, control,
       control / before);
-  if (!found_all) std::fprintf(stderr, "a present key was not found\n");
+  if (!found_all) std::fprintf(stderr, "a present key was not found, or the size is not n\n");
   return found_all ? 0 : 1;
 }

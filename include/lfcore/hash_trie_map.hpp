@@ -233,6 +233,15 @@ constexpr std::uint64_t mix_hash(std::uint64_t h) noexcept {
   return h;
 }
 
+// Bucket summaries (hash_trie_map's header): x86-64 Linux leaves a pointer's
+// bits from 48 up unused in user space; elsewhere, or with pointers tagged
+// there, there are none.
+#if defined(__x86_64__) && !defined(LFCORE_NO_BUCKET_SUMMARY)
+inline constexpr bool bucket_summaries = true;
+#else
+inline constexpr bool bucket_summaries = false;
+#endif
+
 template <class T, class = void>
 inline constexpr bool is_transparent_v = false;
 template <class T>
@@ -583,6 +592,10 @@ public:
   const_iterator end() const noexcept { return const_iterator(); }
 
   const hash_trie_config& config() const noexcept { return config_; }
+  /// Whether buckets keep a summary of their chain's hashes, which lets most
+  /// misses stop at the bucket (see "Bucket summaries" in the header): on
+  /// x86-64, unless LFCORE_NO_BUCKET_SUMMARY is defined.
+  static constexpr bool bucket_summaries = detail::bucket_summaries;
   hasher hash_function() const { return hash_; }
   key_equal key_eq() const { return equal_; }
 
@@ -651,12 +664,43 @@ private:
   static bool is_hoisted(word w) noexcept { return (w & 7) == (hash_tag | deleted); }
   static bool is_deleted(word w) noexcept { return (w & deleted) != 0; }
   static word unmarked(word w) noexcept { return w & ~deleted; }
-  static leaf* leaf_of(word w) noexcept { return reinterpret_cast<leaf*>(w & ~word(7)); }
+
+  // Bucket summaries. A bucket that points to a leaf keeps, in the address
+  // bits from 48 up (x86-64 Linux gives user space 47), a 16-bit Bloom filter
+  // of the hashes in its chain: two bits per key, picked by hash bits 16-23
+  // (the levels index by the high bits, tags use the low 16). A lookup whose
+  // bits are not all there knows the key is absent without loading a leaf:
+  // at one key per bucket that halves a miss's cache misses (the bucket, not
+  // the bucket and then its leaves). Folly's F14 keeps a byte of hash per
+  // slot for the same reason; here the filter rides in the word the lookup
+  // loads anyway. Invariant: a bucket's bits cover every key in its chain.
+  // * An insert ORs its bits into the bucket before the CAS that links its
+  //   leaf (add_summary), or links it into an empty bucket with its bits in
+  //   that CAS, so no lookup can see the leaf linked and its bits missing.
+  // * Unlinking the first leaf keeps the bits; a bucket that empties or is
+  //   hoisted loses them (a hash-node word carries none): stale bits of erased
+  //   keys only make false positives until then.
+  // * A closer first sets every bit (a chain closed but not yet hoisted may
+  //   continue in the new level, which the bits do not describe).
+  // Other targets (or LFCORE_NO_BUCKET_SUMMARY, for pointers tagged in their
+  // high bits) keep no summary; the filter then always says "maybe".
+  static constexpr word summary_mask = detail::bucket_summaries ? ~word(0) << 48 : 0;
+  static word summary_of(std::uint64_t h) noexcept {
+    if constexpr (summary_mask == 0) return 0;
+    return word(1) << (48 + ((h >> 16) & 15)) | word(1) << (48 + ((h >> 20) & 15));
+  }
+  // True if bucket word w heads a chain that cannot hold hash h.
+  static bool summary_excludes(word w, std::uint64_t h) noexcept {
+    return !is_hash(w) && (summary_of(h) & ~w) != 0;
+  }
+  static leaf* leaf_of(word w) noexcept {
+    return reinterpret_cast<leaf*>(w & ~(word(7) | summary_mask));
+  }
   static hash_node* node_of(word w) noexcept { return reinterpret_cast<hash_node*>(w & ~word(7)); }
   static const void* leaf_or_null(word w) noexcept { return is_hash(w) ? nullptr : leaf_of(w); }
   // What a hazard pointer protects for a word: its leaf or hash node.
   static const void* pointer_of(word w) noexcept {
-    return is_frozen(w) ? nullptr : reinterpret_cast<const void*>(w & ~word(7));
+    return is_frozen(w) ? nullptr : reinterpret_cast<const void*>(w & ~(word(7) | summary_mask));
   }
 
   // ------------------------------------------------------------- allocation
@@ -1031,6 +1075,9 @@ private:
       // g.anchor protects the anchor's owner (node).
       const std::atomic<word>* anchor = hoisted ? &node->overflow : &node->bucket(h);
       word anchor_value = g.cur.protect(*anchor, leaf_or_null);
+      // The chain cannot hold the key (an overflow keeps no summary: its
+      // level's tags did that filtering). Linearized at this read.
+      if (!hoisted && summary_excludes(anchor_value, h)) return nullptr;
       g.run.reset_protection(leaf_or_null(anchor_value)); // safe: g.cur protects it
       word w = anchor_value;
       const leaf* last = nullptr; // the chain's last leaf and its next word
@@ -1135,9 +1182,11 @@ private:
       if (is_deleted(nw)) {
         reserve_retire();
         word expected = w;
+        // A bucket keeps its summary while a leaf follows (a leaf's word has none).
+        const word successor = is_hash(nw) ? unmarked(nw) : unmarked(nw) | (w & summary_mask);
         // [trie.unlink] release: pairs with [trie.read]; the successor was
         // published before (it was linked after cur).
-        if (!link->compare_exchange_strong(expected, unmarked(nw), std::memory_order_release,
+        if (!link->compare_exchange_strong(expected, successor, std::memory_order_release,
                                            std::memory_order_relaxed))
           return false;
         retire(cur); // unreachable now; only the unlinking thread retires
@@ -1388,7 +1437,7 @@ private:
         fresh.l = make(h);
         keep.reset_protection(fresh.l); // before it is published
       }
-      if (link_at_end(s, fresh.l)) {
+      if (link_at_end(s, fresh.l, h)) {
         adjust_size(1);
         return {const_iterator(this, fresh.published(), std::move(keep)), true};
       }
@@ -1412,7 +1461,7 @@ private:
           continue;
         }
         if (close_if_full(s, h)) continue;
-        if (link_at_end(s, fresh.l)) {
+        if (link_at_end(s, fresh.l, h)) {
           adjust_size(1);
           return {const_iterator(this, fresh.published(), std::move(keep)), true};
         }
@@ -1437,6 +1486,9 @@ private:
   // must search again (closed by us or someone else).
   bool close_if_full(const spot& s, std::uint64_t h) {
     if (s.live < config_.chain_threshold || !can_expand(s.node)) return false;
+    // Every summary bit first: until hoisted, the chain leads lookups on into
+    // the child, whose keys its bucket's summary does not describe.
+    if (!add_summary(s.node->bucket(h), summary_mask)) return true;
     hash_node* child = new_hash_node(s.node->consumed + s.node->bits, child_bits(s.node));
     // The chain's keys: those the walk saw live (nothing was appended since,
     // or the CAS below fails; a replacement keeps its key's hash).
@@ -1475,7 +1527,8 @@ private:
         child->overflow.store(to_word(child), std::memory_order_release);
         return;
       }
-      child->overflow.store(first, std::memory_order_relaxed); // published by the CAS
+      // published by the CAS; an overflow keeps no summary (the tags filter it)
+      child->overflow.store(first & ~summary_mask, std::memory_order_relaxed);
       detail::stress_point(); // the first leaf may be unlinked here
       // [trie.hoist] release: readers that see the hoisted bucket (acquire)
       // read this overflow or a later one.
@@ -1485,13 +1538,37 @@ private:
     }
   }
 
-  bool link_at_end(const spot& s, leaf* fresh) {
+  // Links fresh (hash h) at the end of the chain s found without its key:
+  // into the empty bucket with its summary bits, or after the summary took
+  // them. False if the chain changed (search again).
+  bool link_at_end(const spot& s, leaf* fresh, std::uint64_t h) {
     fresh->next.store(to_word(s.node), std::memory_order_relaxed); // published by the CAS
+    std::atomic<word>& bucket = s.node->bucket(h);
+    const word linked = s.link == &bucket ? to_word(fresh) | summary_of(h) : to_word(fresh);
+    if (s.link != &bucket && !add_summary(bucket, summary_of(h))) return false;
     word expected = to_word(s.node);
     // [trie.link] release: fresh's key, value and next are written before
-    // readers can reach it. Fails if anything was appended, closed or marked.
-    return s.link->compare_exchange_strong(expected, to_word(fresh), std::memory_order_release,
+    // readers can reach it (and the summary bits, for any reader that
+    // acquires the link). Fails if anything was appended, closed or marked.
+    return s.link->compare_exchange_strong(expected, linked, std::memory_order_release,
                                            std::memory_order_relaxed);
+  }
+
+  // ORs bits into the summary of a bucket that heads a chain. False if it
+  // does not any more (the chain emptied or was hoisted: search again).
+  // relaxed: a lookup that reads the bucket before this OR is linearized
+  // before the link that follows it; one that acquires that link finds the
+  // bits by coherence. The bits stay until the bucket empties or is hoisted,
+  // which the caller's link or close CAS then fails on (its end leaf was
+  // marked, or its end word closed).
+  static bool add_summary(std::atomic<word>& bucket, word bits) noexcept {
+    if constexpr (summary_mask == 0) return true;
+    word w = bucket.load(std::memory_order_relaxed);
+    for (;;) {
+      if (is_hash(w)) return false;
+      if ((w & bits) == bits) return true;
+      if (bucket.compare_exchange_weak(w, w | bits, std::memory_order_relaxed)) return true;
+    }
   }
 
   // ------------------------------------------------------------- iteration

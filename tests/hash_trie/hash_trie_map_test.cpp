@@ -524,6 +524,56 @@ TYPED_TEST(HashTrieMap, LookupsReadAHoistedChainOnlyIfATagMatches) {
   EXPECT_EQ(m.find(chain[2])->second, -1);
 }
 
+// A bucket's summary (the header's "Bucket summaries"): a lookup whose hash
+// bits are missing from it stops at the bucket, without a key comparison;
+// the bits outlive an unlink of the first leaf and go when the bucket empties.
+TYPED_TEST(HashTrieMap, ABucketSummaryLetsMissesSkipTheChain) {
+  using map = map_for<TypeParam, long, long, std::hash<long>, counting_equal>;
+  if constexpr (!map::bucket_summaries) GTEST_SKIP() << "no bucket summaries on this target";
+  const auto hash = [](long k) { return lfcore::detail::mix_hash(static_cast<std::uint64_t>(k)); };
+  const auto in_bucket_0 = [&](long k) { return hash(k) >> 60 == 0; }; // of the 16-bucket root
+  const auto bits = [&](long k) {
+    return std::uint16_t(1u << ((hash(k) >> 16) & 15) | 1u << ((hash(k) >> 20) & 15));
+  };
+  map m(hash_trie_config{4, 4, 4}); // chains close at 4 keys: three stay in the bucket
+  std::vector<long> chain;
+  std::uint16_t summary = 0;
+  for (long k = 0; chain.size() < 3; ++k)
+    if (in_bucket_0(k)) {
+      chain.push_back(k);
+      summary |= bits(k);
+      ASSERT_TRUE(m.insert({k, k}).second);
+    }
+  const auto absent = [&](auto wanted) {
+    long k = chain.back() + 1;
+    while (!in_bucket_0(k) || !wanted(bits(k))) ++k;
+    return k;
+  };
+  const long uncovered = absent([&](std::uint16_t b) { return (b & ~summary) != 0; });
+  const long covered = absent([&](std::uint16_t b) { return (b & ~summary) == 0; });
+
+  equal_calls = 0;
+  EXPECT_FALSE(m.contains(uncovered));
+  EXPECT_EQ(equal_calls, 0) << "the summary rules the key out: no leaf is read";
+  EXPECT_FALSE(m.contains(covered));
+  EXPECT_EQ(equal_calls, 3) << "the summary allows the key: the chain is read";
+
+  ASSERT_EQ(m.erase(chain[0]), 1u); // the bucket now points at chain[1], with the same bits
+  for (std::size_t i = 1; i < chain.size(); ++i) EXPECT_TRUE(m.contains(chain[i]));
+  equal_calls = 0;
+  EXPECT_FALSE(m.contains(uncovered));
+  EXPECT_EQ(equal_calls, 0);
+
+  for (std::size_t i = 1; i < chain.size(); ++i) ASSERT_EQ(m.erase(chain[i]), 1u);
+  ASSERT_TRUE(m.insert({uncovered, 1}).second); // an empty bucket starts a new summary
+  EXPECT_TRUE(m.contains(uncovered));
+  if ((bits(uncovered) & bits(chain[0])) != bits(chain[0])) {
+    equal_calls = 0;
+    EXPECT_FALSE(m.contains(chain[0]));
+    EXPECT_EQ(equal_calls, 0) << "an emptied bucket forgets its erased keys' bits";
+  }
+}
+
 // ------------------------------------------------------------------ threads
 
 // A chain's first leaf erased while its chain is hoisted: in the tiny shape
@@ -785,6 +835,28 @@ TYPED_TEST(HashTrieMap, LevelsComeAndGoUnderChurnWithoutLosingKeys) {
   for (const long k : expected) m.erase(k);
   TypeParam::default_domain().reclaim();
   EXPECT_EQ(counted_blocks.load() - before, 1) << "only the root is left";
+}
+
+// Summaries under churn: chains of up to 8 keys in a root of 4 buckets mix
+// keys that stay with keys that writers insert and erase (first leaves
+// unlinked under the stable ones, chains emptied, closed and hoisted); a
+// stable key must never be ruled out by its bucket's summary.
+TYPED_TEST(HashTrieMap, SummariesNeverHideAKeyUnderChurn) {
+  map_for<TypeParam, long, long> m(hash_trie_config{4, 2, 16});
+  constexpr long stable = 64, writers = 2, per_writer = 64;
+  std::atomic<int> writing{writers};
+  std::vector<std::thread> pool;
+  start_churn_writers(pool, m, writers, 4, per_writer, 200'000, 7, writing);
+  for (long k = 0; k < stable; ++k) m.insert({4 * k + 3, k}); // keys = 3 mod 4 stay
+  std::atomic<long> missed{0};
+  for (int r = 0; r < 2; ++r)
+    pool.emplace_back([&] {
+      while (writing.load() > 0)
+        for (long k = 0; k < stable; ++k) missed += !m.contains(4 * k + 3);
+    });
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(missed.load(), 0) << "a summary hid a key";
+  for (long k = 0; k < stable; ++k) EXPECT_EQ(m.find(4 * k + 3)->second, k);
 }
 
 // The range prefetch walks up to three leaves of a chain (the fourth round

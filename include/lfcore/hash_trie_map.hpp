@@ -67,6 +67,8 @@
 //   the whole chain - and of the hoisted chains above it whose tags match the
 //   key; the others cannot hold it - found none, with a CAS on the chain's end
 //   word that fails if anything was appended, closed or marked since).
+// * A bucket that points to a leaf has the summary bits of every key in its
+//   chain (see "Bucket summaries" at summary_mask).
 //
 // Lookups (find, contains, visit, iteration) perform no atomic read-modify-
 // write and no store but their hazard pointers: they pass marked leaves
@@ -87,7 +89,8 @@
 // never write shared memory but their hazard pointers.
 // Ordering: insert, insert_or_assign and erase are linearizable (at the CAS
 // that appends, replaces or marks); find/contains/visit at the read of the
-// leaf's next word. A value found happens-after its insertion.
+// leaf's next word, or of the bucket whose summary rules the key out (see
+// "Bucket summaries" at summary_mask). A value found happens-after its insertion.
 // Exceptions: Hash, KeyEqual, the element's constructors and the allocator
 // may throw (std::bad_alloc also comes from a thread's first guards); a call
 // that throws has changed nothing and leaked nothing (the strong guarantee;
@@ -1560,7 +1563,8 @@ private:
   // before the link that follows it; one that acquires that link finds the
   // bits by coherence. The bits stay until the bucket empties or is hoisted,
   // which the caller's link or close CAS then fails on (its end leaf was
-  // marked, or its end word closed).
+  // marked, or its end word closed). Lock-free: the CAS fails only when the
+  // bucket changed (a link, an unlink or another OR).
   static bool add_summary(std::atomic<word>& bucket, word bits) noexcept {
     if constexpr (summary_mask == 0) return true;
     word w = bucket.load(std::memory_order_relaxed);

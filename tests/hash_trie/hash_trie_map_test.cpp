@@ -837,10 +837,11 @@ TYPED_TEST(HashTrieMap, LevelsComeAndGoUnderChurnWithoutLosingKeys) {
   EXPECT_EQ(counted_blocks.load() - before, 1) << "only the root is left";
 }
 
-// Summaries under churn: chains of up to 8 keys in a root of 4 buckets mix
-// keys that stay with keys that writers insert and erase (first leaves
-// unlinked under the stable ones, chains emptied, closed and hoisted); a
-// stable key must never be ruled out by its bucket's summary.
+// Summaries under churn: chains of up to 16 keys in a root of 16 buckets
+// mix keys that stay with keys that writers insert and erase (first leaves
+// unlinked ahead of the stable ones, chains closed and hoisted); a stable
+// key must never be ruled out by its bucket's summary. A summary dropped by
+// an unlink, or a bit an insert did not add, shows here in a fraction of a second.
 TYPED_TEST(HashTrieMap, SummariesNeverHideAKeyUnderChurn) {
   map_for<TypeParam, long, long> m(hash_trie_config{4, 2, 16});
   constexpr long stable = 64, writers = 2, per_writer = 64;

@@ -429,7 +429,10 @@ public:
         __builtin_prefetch(buckets[n]);
       }
       for (std::size_t i = 0; i < n; ++i) {
-        // relaxed: a prefetch address, never dereferenced here.
+        // relaxed: a prefetch address, never dereferenced here. The leaf is
+        // loaded even if the bucket's summary rules the key out: an insert
+        // walks to the chain's end all the same (skipping it made prefetched
+        // inserts 0.71x; bench/results/README.md, "Bucket summaries").
         const word w = buckets[i]->load(std::memory_order_relaxed);
         if (!is_hash(w))
           __builtin_prefetch(leaf_of(w));
@@ -674,9 +677,9 @@ private:
   // (the levels index by the high bits, tags use the low 16). A lookup whose
   // bits are not all there knows the key is absent without loading a leaf:
   // at one key per bucket that halves a miss's cache misses (the bucket, not
-  // the bucket and then its leaves). Folly's F14 keeps a byte of hash per
-  // slot for the same reason; here the filter rides in the word the lookup
-  // loads anyway. Invariant: a bucket's bits cover every key in its chain.
+  // the bucket and then its leaves). Folly's F14 keeps 7 bits of each key's
+  // hash beside its slot for the same reason; here the filter rides in the
+  // word the lookup loads anyway. Invariant: a bucket's bits cover every key in its chain.
   // * An insert ORs its bits into the bucket before the CAS that links its
   //   leaf (add_summary), or links it into an empty bucket with its bits in
   //   that CAS, so no lookup can see the leaf linked and its bits missing.
@@ -1547,8 +1550,9 @@ private:
   bool link_at_end(const spot& s, leaf* fresh, std::uint64_t h) {
     fresh->next.store(to_word(s.node), std::memory_order_relaxed); // published by the CAS
     std::atomic<word>& bucket = s.node->bucket(h);
-    const word linked = s.link == &bucket ? to_word(fresh) | summary_of(h) : to_word(fresh);
-    if (s.link != &bucket && !add_summary(bucket, summary_of(h))) return false;
+    const bool into_empty_bucket = s.link == &bucket;
+    if (!into_empty_bucket && !add_summary(bucket, summary_of(h))) return false;
+    const word linked = into_empty_bucket ? to_word(fresh) | summary_of(h) : to_word(fresh);
     word expected = to_word(s.node);
     // [trie.link] release: fresh's key, value and next are written before
     // readers can reach it (and the summary bits, for any reader that
@@ -1563,8 +1567,9 @@ private:
   // before the link that follows it; one that acquires that link finds the
   // bits by coherence. The bits stay until the bucket empties or is hoisted,
   // which the caller's link or close CAS then fails on (its end leaf was
-  // marked, or its end word closed). Lock-free: the CAS fails only when the
-  // bucket changed (a link, an unlink or another OR).
+  // marked, or its end word closed). Lock-free: the CAS fails when the
+  // bucket changed (a link, an unlink or another OR) or spuriously, as a
+  // weak CAS may; a bucket that stops changing takes the bits.
   static bool add_summary(std::atomic<word>& bucket, word bits) noexcept {
     if constexpr (summary_mask == 0) return true;
     word w = bucket.load(std::memory_order_relaxed);

@@ -92,13 +92,15 @@
 // leaf's next word, or of the bucket whose summary rules the key out (see
 // "Bucket summaries" at summary_mask). A value found happens-after its insertion.
 // Exceptions: Hash, KeyEqual, the element's constructors and the allocator
-// may throw (std::bad_alloc also comes from a thread's first guards); a call
-// that throws has changed nothing and leaked nothing (the strong guarantee;
-// tested for every fault position). An erase or a replacement never throws
-// once it took effect at its CAS: if KeyEqual throws while it unlinks what it
-// marked, the next writer passing by unlinks it. Iteration steps may throw
-// (KeyEqual, std::less<> on keys with equal hashes) and leave the iterator as
-// it was. Destructors must not throw: reclamation runs them in noexcept scans.
+// may throw (std::bad_alloc also comes from a thread's first guards, and
+// from an Allocator whose memory lies at or above 2^48, where the bucket
+// summaries live: its what() says so); a call that throws has changed
+// nothing and leaked nothing (the strong guarantee; tested for every fault
+// position). An erase or a replacement never throws once it took effect at
+// its CAS: if KeyEqual throws while it unlinks what it marked, the next
+// writer passing by unlinks it. Iteration steps may throw (KeyEqual,
+// std::less<> on keys with equal hashes) and leave the iterator as it was.
+// Destructors must not throw: reclamation runs them in noexcept scans.
 // Iteration: weakly consistent, in (hash, key) order (keys with equal hashes
 // by std::less<>); every key present for the whole iteration is visited
 // once, no key twice, and a key whose erase completed before the step that
@@ -245,6 +247,29 @@ inline constexpr bool bucket_summaries = true;
 inline constexpr bool bucket_summaries = false;
 #endif
 
+/// Thrown by a hash_trie_map whose Allocator returned memory at or above
+/// 2^48, where bucket summaries keep their bits (x86-64 Linux gives user
+/// space such addresses only to an mmap that asks for them, with 5-level
+/// paging). An allocation failure to the caller: the call changed nothing.
+struct address_too_high : std::bad_alloc {
+  const char* what() const noexcept override {
+    return "lfcore::hash_trie_map: the allocator returned an address at or above 2^48, "
+           "where buckets keep their summaries; build with -DLFCORE_NO_BUCKET_SUMMARY";
+  }
+};
+// Frees p (from a, n elements) and throws if its address uses the summary bits.
+template <class Alloc>
+void check_address([[maybe_unused]] Alloc& a,
+                   [[maybe_unused]] typename std::allocator_traits<Alloc>::pointer p,
+                   [[maybe_unused]] std::size_t n) {
+  if constexpr (bucket_summaries) {
+    if ((reinterpret_cast<std::uintptr_t>(std::to_address(p)) >> 48) != 0) {
+      std::allocator_traits<Alloc>::deallocate(a, p, n);
+      throw address_too_high();
+    }
+  }
+}
+
 template <class T, class = void>
 inline constexpr bool is_transparent_v = false;
 template <class T>
@@ -271,7 +296,10 @@ inline constexpr bool rehash_is_cheap_v = std::is_scalar_v<Key> &&
 ///                   element frees): the map keeps that leaf protected while
 ///                   it uses the copy
 ///   key(leaf)       the key, as Hash and KeyEqual take it
-///   make(h, args)   allocates and constructs a leaf (nothing leaks on throw)
+///   make(h, args)   allocates and constructs a leaf (nothing leaks on throw);
+///                   with bucket summaries its address must be below 2^48
+///                   (glibc's malloc and operator new always are; this
+///                   policy checks its Allocator's: detail::check_address)
 ///   deleter         a stateless functor destroying and freeing a leaf (the
 ///                   reclamation domain may call it after the map is gone)
 /// StoreHash: whether the leaf keeps the hash. Dropping it makes a
@@ -305,6 +333,7 @@ struct pair_leaf_policy {
   static leaf* make(std::uint64_t h, Args&&... args) {
     allocator a;
     leaf* l = traits::allocate(a, 1);
+    detail::check_address(a, l, 1);
     try {
       traits::construct(a, l, h, std::forward<Args>(args)...);
     } catch (...) {
@@ -731,6 +760,7 @@ private:
   static hash_node* new_hash_node(unsigned consumed, unsigned bits) {
     node_allocator a;
     word* raw = node_traits::allocate(a, node_words(bits));
+    detail::check_address(a, raw, node_words(bits));
     detail::prefault(raw, node_words(bits) * sizeof(word)); // every bucket is written below
     auto* node = ::new (static_cast<void*>(raw))
         hash_node{static_cast<std::uint8_t>(consumed), static_cast<std::uint8_t>(bits)};

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <new>
 #include <numeric>
 #include <random>
 #include <set>
@@ -63,8 +64,12 @@ struct string_equal {
 // fail_allocation_at = k to make the k-th allocation from now throw. While
 // record_node_words is set (single-threaded tests only), it also records the
 // size in words of each hash node (leaves come rebound to another type).
+// Set high_address_at = k to make the k-th allocation from now return
+// 2^50, where bucket summaries live: a map must hand it back untouched.
 inline std::atomic<long> counted_blocks{0};
 inline int fail_allocation_at = 0;
+inline int high_address_at = 0;
+constexpr std::uintptr_t high_address = std::uintptr_t(1) << 50;
 inline bool record_node_words = false;
 inline std::vector<std::size_t> node_words_allocated;
 template <class T>
@@ -76,13 +81,14 @@ struct counting_allocator {
   T* allocate(std::size_t n) {
     if (fail_allocation_at > 0 && --fail_allocation_at == 0) throw std::bad_alloc();
     counted_blocks++;
+    if (high_address_at > 0 && --high_address_at == 0) return reinterpret_cast<T*>(high_address);
     if constexpr (std::is_same_v<T, std::uintptr_t>)
       if (record_node_words) node_words_allocated.push_back(n);
     return std::allocator<T>().allocate(n);
   }
   void deallocate(T* p, std::size_t n) noexcept {
     counted_blocks--;
-    std::allocator<T>().deallocate(p, n);
+    if (reinterpret_cast<std::uintptr_t>(p) != high_address) std::allocator<T>().deallocate(p, n);
   }
   friend bool operator==(counting_allocator, counting_allocator) noexcept { return true; }
 };
@@ -573,6 +579,41 @@ TYPED_TEST(HashTrieMap, ABucketSummaryLetsMissesSkipTheChain) {
   equal_calls = 0;
   EXPECT_FALSE(m.contains(chain[0]));
   EXPECT_EQ(equal_calls, 0) << "an emptied bucket forgets its erased keys' bits";
+}
+
+// An Allocator's memory at or above 2^48 would lose its address bits to the
+// summaries: the map hands it back before touching it and throws a
+// std::bad_alloc that says why; the call changes nothing.
+TYPED_TEST(HashTrieMap, RefusesMemoryWhereTheSummariesLive) {
+  using map = counted_map<TypeParam>;
+  if constexpr (!map::bucket_summaries) GTEST_SKIP() << "no bucket summaries on this target";
+  TypeParam::default_domain().reclaim();
+  const long before = counted_blocks.load();
+  const auto refused = [](auto&& call) {
+    try {
+      call();
+    } catch (const std::bad_alloc& e) {
+      return std::string_view(e.what()).find("2^48") != std::string_view::npos;
+    }
+    return false;
+  };
+  high_address_at = 1; // the root
+  EXPECT_TRUE(refused([] { map m; }));
+  EXPECT_EQ(counted_blocks.load(), before);
+  {
+    map m(hash_trie_config{4, 4, 4});
+    for (long k = 0; k < 100; ++k) ASSERT_TRUE(m.insert({k, k}).second);
+    high_address_at = 1; // its leaf, or a level the insert opens first
+    EXPECT_TRUE(refused([&] { m.insert({100, 100}); }));
+    high_address_at = 1;
+    EXPECT_TRUE(refused([&] { m.insert_or_assign(7, 70); }));
+    EXPECT_EQ(m.size(), 100u);
+    EXPECT_FALSE(m.contains(100));
+    for (long k = 0; k < 100; ++k) EXPECT_EQ(m.find(k)->second, k);
+    EXPECT_TRUE(m.insert({100, 100}).second);
+  }
+  TypeParam::default_domain().reclaim();
+  EXPECT_EQ(counted_blocks.load(), before);
 }
 
 // ------------------------------------------------------------------ threads

@@ -1124,14 +1124,9 @@ private:
   [[gnu::always_inline]] const leaf* lookup(std::uint64_t h, const K& key, reader_guards& g) const {
     hash_node* node = root_;
     bool hoisted = false; // searching node's hoisted chain, then its bucket
-    // node's shape, from its depth rather than its header, so that the
-    // bucket's load need not wait for the header's (a hoisted bucket's tags
-    // still read it). Hits did not move with it; the same in locate() made
-    // the atom workload on a growing table 1.21x (bench/results/level_shape/).
-    level_shape shape = root_shape();
-    for (;;) { // one chain per turn; a failed validation starts over from the root
+    for (;;) {            // one chain per turn; a failed validation starts over from the root
       // g.anchor protects the anchor's owner (node).
-      const std::atomic<word>* anchor = hoisted ? &node->overflow : &shape.bucket(*node, h);
+      const std::atomic<word>* anchor = hoisted ? &node->overflow : &node->bucket(h);
       word anchor_value = g.cur.protect(*anchor, leaf_or_null);
       // The chain cannot hold the key (an overflow keeps no summary: its
       // level's tags did that filtering). Linearized at this read.
@@ -1158,7 +1153,6 @@ private:
       if (!valid) {
         node = root_;
         hoisted = false;
-        shape = root_shape();
         continue;
       }
       if (is_frozen(w)) return nullptr; // an empty bucket of a level being removed
@@ -1169,10 +1163,8 @@ private:
       if (!descend(g, below, last, last_next, anchor, anchor_value)) {
         node = root_;
         hoisted = false;
-        shape = root_shape();
         continue;
       }
-      if (below != node) shape = shape_below(shape);
       hoisted = below != node && is_hoisted(w) && below->overflow_may_hold(h);
       node = below;
     }
@@ -1201,7 +1193,12 @@ private:
   spot locate(std::uint64_t h, const K& key, writer_guards& g) {
     spot s{root_, nullptr};
     bool hoisted = false;
-    level_shape shape = root_shape(); // s.node's, as in lookup()
+    // s.node's shape, from its depth rather than its header, so that the
+    // bucket's load need not wait for the header's: a growing atom table's
+    // interns ran 1.21x (bench/results/level_shape/). lookup() keeps reading
+    // the header: its hits did not gain with the same change, and a sized
+    // map's hits and misses ran 0.94x / 0.91x (five rounds, one thread).
+    level_shape shape = root_shape();
     for (;;) {
       if (!walk(
               s, hoisted ? s.node->overflow : shape.bucket(*s.node, h),

@@ -678,9 +678,11 @@ private:
     }
     std::atomic<word>* buckets() noexcept { return reinterpret_cast<std::atomic<word>*>(this + 1); }
     std::size_t size() const noexcept { return std::size_t(1) << bits; }
-    std::size_t index(std::uint64_t h) const noexcept {
+    // The bucket of h in a level whose levels above use `consumed` hash bits.
+    static std::size_t index(std::uint64_t h, unsigned consumed, unsigned bits) noexcept {
       return static_cast<std::size_t>((h << consumed) >> (64 - bits));
     }
+    std::size_t index(std::uint64_t h) const noexcept { return index(h, consumed, bits); }
     std::atomic<word>& bucket(std::uint64_t h) noexcept { return buckets()[index(h)]; }
   };
 
@@ -820,8 +822,7 @@ private:
   // be freed: both are only prefetch addresses.
   void prefetch_level_bucket(const hash_node& node, const hash_node* level,
                              std::uint64_t h) const noexcept {
-    const unsigned consumed = node.consumed + node.bits;
-    const std::size_t index = static_cast<std::size_t>((h << consumed) >> (64 - child_bits(&node)));
+    const std::size_t index = hash_node::index(h, node.consumed + node.bits, child_bits(&node));
     __builtin_prefetch(level);
     __builtin_prefetch(reinterpret_cast<const std::atomic<word>*>(level + 1) + index);
   }
@@ -903,14 +904,14 @@ private:
   }
   // A level's shape follows from its depth (child_bits): a bucket leads only
   // to a level one deeper (compression reopens the parent's bucket, it never
-  // links past a level), so a search can carry the shape down and index a
+  // links past a level), so locate() carries the shape down and indexes a
   // level without reading its header.
   struct level_shape {
     unsigned consumed, bits;
     bool root;
     std::atomic<word>& bucket(hash_node& n, std::uint64_t h) const noexcept {
       assert(n.consumed == consumed && n.bits == bits);
-      return n.buckets()[static_cast<std::size_t>((h << consumed) >> (64 - bits))];
+      return n.buckets()[hash_node::index(h, consumed, bits)];
     }
   };
   level_shape root_shape() const noexcept { return {0, config_.root_bits, true}; }

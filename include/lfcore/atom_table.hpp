@@ -211,7 +211,9 @@ public:
   /// past its root slows as it grows (with 0, the paper's benchmark ran at
   /// 0.39x-0.49x the sized table's rate, bench/results/atoms_unsized/, in 47.7
   /// bytes per atom beyond the text against 46.4), so pass an estimate
-  /// whenever more than about 250,000 atoms may come.
+  /// whenever more than about 250,000 atoms may come. A sized table also
+  /// links a new atom at its chain's head without walking the chain
+  /// (hash_trie_config::head_inserts).
   explicit atom_table(std::size_t expected_atoms = 0);
   /// Frees every atom. No concurrent calls; every handle becomes invalid.
   ~atom_table();

@@ -66,7 +66,11 @@
 // * A key has at most one live leaf (inserts append only after a traversal of
 //   the whole chain - and of the hoisted chains above it whose tags match the
 //   key; the others cannot hold it - found none, with a CAS on the chain's end
-//   word that fails if anything was appended, closed or marked since).
+//   word that fails if anything was appended, closed or marked since; or link
+//   at the chain's head when its bucket's summary rules the key out, with a
+//   CAS on the bucket word that fails if that key was linked since, since
+//   such an insert changes the word: its own head CAS, or its summary bits
+//   added before it appends).
 // * A bucket that points to a leaf has the summary bits of every key in its
 //   chain (see "Bucket summaries" at summary_mask).
 //
@@ -142,6 +146,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -161,9 +166,11 @@ namespace lfcore {
 /// Shape of a hash_trie_map; chosen by measurement (bench/results/README.md).
 /// Stress builds use the smallest values so that expansions happen constantly.
 struct hash_trie_config {
-  unsigned root_bits = stress_build ? 1 : 16;      ///< the root has 2^root_bits buckets
-  unsigned level_bits = stress_build ? 1 : 4;      ///< a level just below it, 2^level_bits
-  unsigned chain_threshold = stress_build ? 1 : 4; ///< live leaves before a chain closes
+  unsigned root_bits = stress_build ? 1 : 16; ///< the root has 2^root_bits buckets
+  unsigned level_bits = stress_build ? 1 : 4; ///< a level just below it, 2^level_bits
+  /// Live leaves before a chain closes; inserts that skip the walk (head
+  /// inserts, see "Bucket summaries") can take a chain to twice that.
+  unsigned chain_threshold = stress_build ? 1 : 4;
   /// Remove a level below the root once its last key is erased (see
   /// "Compression" in the header): an erase that empties a bucket then reads
   /// the level's buckets to see whether all are empty.
@@ -181,6 +188,14 @@ struct hash_trie_config {
   /// deep_level_bits = 4.
   /// Last in the struct, so that a config written {r, l, t, c} keeps its meaning.
   unsigned deep_level_bits = stress_build ? 1 : 2;
+  /// Let an insert whose key its bucket's summary rules out link at the
+  /// chain's head without walking it ("Head inserts" at summary_mask). New
+  /// keys then cost no leaf misses, but they sit in front of older ones:
+  /// right when new keys are used soon (an atom_table given a size hint sets
+  /// it), wrong for a stable hot set (a map's zipfian 90/5/5 mix ran 0.79x at
+  /// one thread), and no gain in a table far past its root, whose chains sit
+  /// in short levels below it (bench/results/head_insert/).
+  bool head_inserts = false;
 
   /// A root with at least one bucket per expected key (at most 2^max_root_bits
   /// buckets; 2^24, the largest root, is 128 MiB): lookups then mostly read
@@ -731,7 +746,17 @@ private:
   //   hoisted loses them (a hash-node word carries none): stale bits of erased
   //   keys only make false positives until then.
   // * A closer first sets every bit (a chain closed but not yet hoisted may
-  //   continue in the new level, which the bits do not describe).
+  //   continue in the new level, which the bits do not describe), by a CAS
+  //   from the bucket word its walk read: a key linked at the head since
+  //   would be missing from the new level's tags.
+  // * Head inserts (config.head_inserts): an insert whose key the summary
+  //   rules out, into a chain whose summary has fewer than chain_threshold
+  //   bits, links at the head without walking the chain (for a new key, the
+  //   chain's leaves were its cache misses). Each such insert sets at least
+  //   one new bit, so a chain takes at most chain_threshold - 1 of them before
+  //   it empties, and holds at most 2 * chain_threshold - 1 live leaves:
+  //   appends still count them. Once a closer set every bit none can come, so
+  //   hoist() still meets only unlinks of the chain's first leaf.
   // Other targets (or LFCORE_NO_BUCKET_SUMMARY, for pointers tagged in their
   // high bits) keep no summary; the filter then always says "maybe".
   static constexpr word summary_mask = detail::bucket_summaries ? ~word(0) << 48 : 0;
@@ -1193,6 +1218,8 @@ private:
     leaf* found = nullptr;             // the live leaf with the key (g.cur protects it), or nullptr
     word found_next = 0;               // found->next as read (unmarked)
     word end = 0;                      // without `found`: the chain's end word (open or frozen)
+    bool at_head = false;              // not walked: the bucket's summary rules the key out
+    word head = 0;                     // the bucket's word as last read (its chain's first leaf)
     std::size_t live = 0;              // live leaves before link in this chain
     std::uint16_t tags[max_tags] = {}; // tags of the first of them (a closing chain's)
   };
@@ -1204,8 +1231,10 @@ private:
   // A level reached through a hoisted bucket is searched in its hoisted chain
   // (unless the tags rule h out), then in its bucket; the spot returned for
   // an absent key is always a bucket's chain.
+  // With to_insert, a bucket whose summary rules the key out ends the search
+  // there (s.at_head): the key goes in at the chain's head (link_at_head).
   template <class K>
-  spot locate(std::uint64_t h, const K& key, writer_guards& g) {
+  spot locate(std::uint64_t h, const K& key, writer_guards& g, bool to_insert = false) {
     spot s{root_, nullptr};
     bool hoisted = false;
     // s.node's shape, from its depth rather than its header, so that the
@@ -1220,9 +1249,10 @@ private:
               [&](const leaf& l) {
                 return hash_may_match(l, h) && equal_(LeafPolicy::key(l), key);
               },
-              g))
+              g, to_insert && !hoisted && config_.head_inserts ? summary_of(h) : 0,
+              config_.chain_threshold))
         continue; // restart the chain
-      if (s.found != nullptr) return s;
+      if (s.found != nullptr || s.at_head) return s;
       if (hoisted) { // its end is to_word(s.node); g.level still protects s.node
         hoisted = false;
         continue;
@@ -1240,13 +1270,26 @@ private:
   // One chain of the search: walks the chain of s.node from `first` (a
   // bucket, or the overflow), unlinking and retiring the marked leaves it
   // passes, up to the leaf `matches` accepts or the end. Fills s.link,
-  // s.found and s.found_next, or s.end, s.live and s.tags. A deeper level at
-  // the end is left protected by g.cur. False if a concurrent change forces
-  // a restart of the chain.
+  // s.found and s.found_next, or s.end, s.live and s.tags; s.head is first's
+  // word as last read. A deeper level at the end is left protected by g.cur.
+  // A nonzero `unless_bits` (a key's summary bits) stops the walk at once,
+  // with s.at_head, if first holds a chain whose summary lacks any of them.
+  // False if a concurrent change forces a restart of the chain.
   template <class Match>
-  bool walk(spot& s, std::atomic<word>& first, Match matches, writer_guards& g) {
+  bool walk(spot& s, std::atomic<word>& first, Match matches, writer_guards& g,
+            word unless_bits = 0, unsigned max_summary_bits = 0) {
     std::atomic<word>* link = &first;
     word w = g.cur.protect(*link, pointer_of);
+    s.head = w;
+    s.at_head = unless_bits != 0 && !is_hash(w) && (w & unless_bits) != unless_bits &&
+                static_cast<unsigned>(std::popcount(w & summary_mask)) < max_summary_bits;
+    if (s.at_head) {
+      s.link = link;
+      s.found = nullptr;
+      s.end = w;
+      s.live = 0;
+      return true;
+    }
     std::size_t live = 0;
     while (!is_hash(w)) {
       leaf* cur = leaf_of(w);
@@ -1267,6 +1310,7 @@ private:
         retire(cur); // unreachable now; only the unlinking thread retires
         w = g.cur.protect(*link, pointer_of);
         if (is_deleted(w)) return false; // link's owner died meanwhile: never CAS a marked word
+        if (link == &first) s.head = w;
         continue;
       }
       if (matches(*cur)) {
@@ -1497,8 +1541,8 @@ private:
     guard keep = make_guard(); // for the returned iterator
     for (;;) {
       // Once make() ran, key may have been moved from: search with fresh's.
-      const spot s =
-          fresh.l != nullptr ? locate(h, LeafPolicy::key(*fresh.l), *g) : locate(h, key, *g);
+      const spot s = fresh.l != nullptr ? locate(h, LeafPolicy::key(*fresh.l), *g, true)
+                                        : locate(h, key, *g, true);
       if (s.found != nullptr) {
         keep.reset_protection(s.found); // safe: g.cur protects it
         return {const_iterator(this, s.found, std::move(keep)), false};
@@ -1512,7 +1556,7 @@ private:
         fresh.l = make(h);
         keep.reset_protection(fresh.l); // before it is published
       }
-      if (link_at_end(s, fresh.l, h)) {
+      if (s.at_head ? link_at_head(s, fresh.l, h) : link_at_end(s, fresh.l, h)) {
         adjust_size(1);
         return {const_iterator(this, fresh.published(), std::move(keep)), true};
       }
@@ -1562,8 +1606,17 @@ private:
   bool close_if_full(const spot& s, std::uint64_t h) {
     if (s.live < config_.chain_threshold || !can_expand(s.node)) return false;
     // Every summary bit first: until hoisted, the chain leads lookups on into
-    // the child, whose keys its bucket's summary does not describe.
-    if (!add_summary(s.node->bucket(h), summary_mask)) return true;
+    // the child, whose keys its bucket's summary does not describe. From the
+    // word the walk read, so that it fails if a key was linked at the head
+    // since (s.tags would lack it); once every bit is set none can be.
+    if constexpr (summary_mask != 0) {
+      detail::stress_point(); // a key may be linked at the chain's head here
+      word expected = s.head;
+      // relaxed, as add_summary: the closing CAS below publishes.
+      if (!s.node->bucket(h).compare_exchange_strong(expected, s.head | summary_mask,
+                                                     std::memory_order_relaxed))
+        return true;
+    }
     hash_node* child = new_hash_node(s.node->consumed + s.node->bits, child_bits(s.node));
     // The chain's keys: those the walk saw live (nothing was appended since,
     // or the CAS below fails; a replacement keeps its key's hash).
@@ -1586,13 +1639,12 @@ private:
   // that leaf; lookups then skip the chain when its tags rule their hash
   // out. Only the closer writes a level's overflow until it is hoisted, and
   // nothing else writes this bucket meanwhile but the unlinking of the
-  // chain's first leaf (the chain takes no key, the level above is not
-  // empty): so a failed CAS means a new first leaf, and a CAS that succeeds
-  // installs the first leaf of that moment, whatever happened before (an
-  // address reused by a replacement is the first leaf all the same).
-  // Lock-free: each retry follows an unlink. Readers never read an overflow
-  // that is not hoisted (0, or a stale first leaf): compression, which
-  // needs overflow == to_word(child), leaves such a level alone.
+  // chain's first leaf (the chain takes no key, at its head neither since
+  // the closer set every summary bit; the level above is not empty): so a failed CAS means a new
+  // first leaf, and a CAS that succeeds installs the first leaf of that moment, whatever happened
+  // before (an address reused by a replacement is the first leaf all the same). Lock-free: each
+  // retry follows an unlink. Readers never read an overflow that is not hoisted (0, or a stale
+  // first leaf): compression, which needs overflow == to_word(child), leaves such a level alone.
   static void hoist(std::atomic<word>& bucket, hash_node* child) noexcept {
     // acquire: the first leaf's link is read from the bucket as a walk would.
     word first = bucket.load(std::memory_order_acquire);
@@ -1628,6 +1680,24 @@ private:
     // acquires the link). Fails if anything was appended, closed or marked.
     return s.link->compare_exchange_strong(expected, linked, std::memory_order_release,
                                            std::memory_order_relaxed);
+  }
+
+  // Links fresh (hash h) at the head of the chain whose bucket summary ruled
+  // it out (s.at_head: the bucket held s.head). The CAS expects that word, so
+  // it fails if any leaf with h's key was linked into the chain since: an
+  // insert of that key changes the word, at the head or by adding its bits
+  // before it appends. False if the bucket changed (search again).
+  bool link_at_head(const spot& s, leaf* fresh, std::uint64_t h) {
+    // The old first leaf, protected by g.cur since the walk read s.head;
+    // a leaf's next word carries no summary.
+    fresh->next.store(s.head & ~summary_mask, std::memory_order_relaxed); // published by the CAS
+    detail::stress_point();
+    word expected = s.head;
+    // [trie.link] release: fresh's key, value and next are written before
+    // readers can reach it, with its summary bits in the same word.
+    return s.link->compare_exchange_strong(expected,
+                                           (s.head & summary_mask) | to_word(fresh) | summary_of(h),
+                                           std::memory_order_release, std::memory_order_relaxed);
   }
 
   // ORs bits into the summary of a bucket that heads a chain. False if it

@@ -31,6 +31,15 @@ std::string text_of(int i) {
 
 } // namespace
 
+// The concurrent tests run on a growing table (no size hint) and on a sized
+// one, whose inserts link new atoms at their chain's head (a small hint, so
+// that its chains still fill and close).
+class AtomTableSizes : public ::testing::TestWithParam<std::size_t> {};
+static std::string hint_name(const ::testing::TestParamInfo<std::size_t>& p) {
+  return p.param == 0 ? "growing" : "sized";
+}
+INSTANTIATE_TEST_SUITE_P(Hint, AtomTableSizes, ::testing::Values(0, 64), hint_name);
+
 TEST(AtomTable, InternIsGetOrInsert) {
   atom_table t;
   const atom a = t.intern("hello");
@@ -212,8 +221,8 @@ TEST(AtomTable, IterationVisitsEachAtomOnce) {
   EXPECT_EQ(t.size(), expected.size());
 }
 
-TEST(AtomTable, ConcurrentInternAgreesOnEveryAtom) {
-  atom_table t;
+TEST_P(AtomTableSizes, ConcurrentInternAgreesOnEveryAtom) {
+  atom_table t(GetParam());
   constexpr int threads = 4, texts = 20'000;
   std::vector<std::vector<atom>> got(threads, std::vector<atom>(texts));
   std::vector<std::thread> pool;
@@ -294,8 +303,8 @@ TEST(AtomTable, ConcurrentFunctorsAndPropertiesHaveOneWinner) {
 // Interning, releasing and collecting at once: every atom a thread holds a
 // reference to keeps its text and properties; at the end every counted atom
 // is collected and only the permanent ones stay.
-TEST(AtomTable, CollectWhileOthersInternAndRelease) {
-  atom_table t;
+TEST_P(AtomTableSizes, CollectWhileOthersInternAndRelease) {
+  atom_table t(GetParam());
   constexpr int threads = 3, texts = 300;
   const int rounds = lfcore::stress_build ? 2000 : 20000;
   for (int i = 0; i < texts; i += 10) t.intern(text_of(i)); // a few permanent ones
@@ -341,8 +350,8 @@ TEST(AtomTable, CollectWhileOthersInternAndRelease) {
   }
 }
 
-TEST(AtomTable, IterationUnderConcurrentInterning) {
-  atom_table t;
+TEST_P(AtomTableSizes, IterationUnderConcurrentInterning) {
+  atom_table t(GetParam());
   constexpr int base = 2000, extra = 20'000;
   for (int i = 0; i < base; ++i) t.intern(text_of(i));
   std::atomic<bool> stop{false};

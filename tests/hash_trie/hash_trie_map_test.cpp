@@ -718,23 +718,80 @@ TYPED_TEST(HashTrieMap, ConcurrentDisjointInsertsAreAllFound) {
   for (long k = 0; k < threads * per_thread; ++k) ASSERT_EQ(m.find(k)->second, k % per_thread);
 }
 
+// Under the tiny shape every insert into a chain closes it; under a root of
+// 4 buckets closing at 16 or 6 leaves, most inserts go in at a chain's head
+// (its bucket's summary rules their key out) while others append, close and
+// hoist the same chains. Either way a key has one winner.
 TYPED_TEST(HashTrieMap, ConcurrentSameKeysHaveOneWinnerEach) {
-  map_for<TypeParam, long, long> m(tiny);
-  constexpr int threads = 4;
-  constexpr long keys = 3000;
-  std::vector<std::atomic<int>> winners(keys);
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      for (long k = 0; k < keys; ++k) {
-        auto [it, inserted] = m.insert({k, k * 1000 + t});
-        if (inserted) winners[static_cast<std::size_t>(k)]++;
-        ASSERT_EQ(it->second / 1000, k) << "a value never belongs to another key";
-      }
+  for (const hash_trie_config shape : {tiny, hash_trie_config{2, 2, 16, true, 2, true},
+                                       hash_trie_config{2, 2, 6, true, 2, true}}) {
+    SCOPED_TRACE(shape.chain_threshold);
+    map_for<TypeParam, long, long> m(shape);
+    constexpr int threads = 4;
+    constexpr long keys = 3000;
+    std::vector<std::atomic<int>> winners(keys);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        for (long k = 0; k < keys; ++k) {
+          auto [it, inserted] = m.insert({k, k * 1000 + t});
+          if (inserted) winners[static_cast<std::size_t>(k)]++;
+          ASSERT_EQ(it->second / 1000, k) << "a value never belongs to another key";
+        }
+      });
+    for (auto& th : pool) th.join();
+    for (auto& w : winners) ASSERT_EQ(w.load(), 1);
+    EXPECT_EQ(m.size(), static_cast<std::size_t>(keys));
+    for (long k = 0; k < keys; ++k) ASSERT_TRUE(m.contains(k)) << k;
+    EXPECT_EQ(std::distance(m.begin(), m.end()), keys) << "iteration sees each key once";
+  }
+}
+
+// A head insert racing the close of its chain: the closer must see the new
+// first leaf (its summary CAS fails and it walks again), or the new level's
+// tags would lack that key and hide it once the chain is hoisted. Placed
+// keys make it likely: one root chain of 7 keys whose summary has one bit
+// (so it stays open to head inserts at chain_threshold 8), then one thread
+// appends keys with that bit, closing the chain, while three others insert
+// keys the summary rules out, each at the chain's head.
+TYPED_TEST(HashTrieMap, HeadInsertsRacingACloseStayFound) {
+  using key = std::uint64_t;
+  // Root bucket 0 (bit 63 clear); bits 56-62 spread keys in the levels
+  // below; summary byte (bits 16-23) `s`; tag (low 16 bits) the index.
+  const auto placed = [](key i, key s) { return ((i * 37) & 0x7f) << 56 | s << 16 | i; };
+  constexpr key filler = 0, racers = 3, per_racer = 4;
+  const int rounds = lfcore::stress_build ? 300 : 1000;
+  for (int r = 0; r < rounds; ++r) {
+    map_for<TypeParam, key, key, placed_hash> m(hash_trie_config{1, 1, 8, true, 1, true});
+    std::vector<key> keys;
+    for (key i = 0; i < 7; ++i) keys.push_back(placed(i, filler));
+    for (const key k : keys) m.insert({k, k});
+    std::atomic<int> ready{0};
+    std::vector<std::thread> pool;
+    const auto start = [&] {
+      ready.fetch_add(1);
+      while (ready.load() < 1 + static_cast<int>(racers)) std::this_thread::yield();
+    };
+    pool.emplace_back([&] { // closes the chain
+      start();
+      for (key i = 7; i < 12; ++i) m.insert({placed(i, filler), 0});
     });
-  for (auto& th : pool) th.join();
-  for (auto& w : winners) ASSERT_EQ(w.load(), 1);
-  EXPECT_EQ(m.size(), static_cast<std::size_t>(keys));
+    for (key t = 0; t < racers; ++t)
+      pool.emplace_back([&, t] { // each sets a summary bit of its own: 1..12
+        start();
+        for (key j = 0; j < per_racer; ++j) {
+          const key bit = 1 + t * per_racer + j;
+          m.insert({placed(100 + bit, bit * 0x11), 0});
+        }
+      });
+    for (auto& th : pool) th.join();
+    for (key i = 7; i < 12; ++i) keys.push_back(placed(i, filler));
+    for (key bit = 1; bit <= racers * per_racer; ++bit)
+      keys.push_back(placed(100 + bit, bit * 0x11));
+    for (const key k : keys)
+      ASSERT_TRUE(m.contains(k)) << "round " << r << ", key " << std::hex << k;
+    ASSERT_EQ(m.size(), keys.size());
+  }
 }
 
 TYPED_TEST(HashTrieMap, ConcurrentInsertEraseAssignKeepsValuesWhole) {
@@ -879,13 +936,9 @@ TYPED_TEST(HashTrieMap, LevelsComeAndGoUnderChurnWithoutLosingKeys) {
   EXPECT_EQ(counted_blocks.load() - before, 1) << "only the root is left";
 }
 
-// Summaries under churn: chains of up to 16 keys in a root of 16 buckets
-// mix keys that stay with keys that writers insert and erase (first leaves
-// unlinked ahead of the stable ones, chains closed and hoisted); a stable
-// key must never be ruled out by its bucket's summary. A summary dropped by
-// an unlink, or a bit an insert did not add, shows here in a fraction of a second.
-TYPED_TEST(HashTrieMap, SummariesNeverHideAKeyUnderChurn) {
-  map_for<TypeParam, long, long> m(hash_trie_config{4, 2, 16});
+template <class Policy>
+void summaries_never_hide_a_key_under_churn(hash_trie_config shape) {
+  map_for<Policy, long, long> m(shape);
   constexpr long stable = 64, writers = 2, per_writer = 64;
   std::atomic<int> writing{writers};
   std::vector<std::thread> pool;
@@ -900,6 +953,19 @@ TYPED_TEST(HashTrieMap, SummariesNeverHideAKeyUnderChurn) {
   for (auto& th : pool) th.join();
   EXPECT_EQ(missed.load(), 0) << "a summary hid a key";
   for (long k = 0; k < stable; ++k) EXPECT_EQ(m.find(4 * k + 3)->second, k);
+}
+
+// Summaries under churn: chains of up to 16 keys in a root of 16 buckets
+// mix keys that stay with keys that writers insert and erase (first leaves
+// unlinked ahead of the stable ones, chains closed and hoisted); a stable
+// key must never be ruled out by its bucket's summary. A summary dropped by
+// an unlink, or a bit an insert did not add, shows here in a fraction of a second.
+TYPED_TEST(HashTrieMap, SummariesNeverHideAKeyUnderChurn) {
+  for (const bool head_inserts : {false, true}) {
+    SCOPED_TRACE(head_inserts ? "head inserts" : "appends");
+    summaries_never_hide_a_key_under_churn<TypeParam>(
+        hash_trie_config{4, 2, 16, true, 2, head_inserts});
+  }
 }
 
 // The range prefetch walks up to three leaves of a chain (the fourth round

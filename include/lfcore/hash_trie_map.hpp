@@ -194,7 +194,8 @@ struct hash_trie_config {
   /// right when new keys are used soon (an atom_table given a size hint sets
   /// it), wrong for a stable hot set (a map's zipfian 90/5/5 mix ran 0.79x at
   /// one thread), and no gain in a table far past its root, whose chains sit
-  /// in short levels below it (bench/results/head_insert/).
+  /// in short levels below it (bench/results/head_insert/). No effect where
+  /// buckets keep no summary (bucket_summaries false).
   bool head_inserts = false;
 
   /// A root with at least one bucket per expected key (at most 2^max_root_bits
@@ -1608,7 +1609,9 @@ private:
     // Every summary bit first: until hoisted, the chain leads lookups on into
     // the child, whose keys its bucket's summary does not describe. From the
     // word the walk read, so that it fails if a key was linked at the head
-    // since (s.tags would lack it); once every bit is set none can be.
+    // since (s.tags would lack it); once every bit is set none can be. It
+    // fails only when another writer changed the bucket (a link, an unlink,
+    // an OR of bits), so the insert's search again is lock-free.
     if constexpr (summary_mask != 0) {
       detail::stress_point(); // a key may be linked at the chain's head here
       word expected = s.head;
@@ -1640,11 +1643,13 @@ private:
   // out. Only the closer writes a level's overflow until it is hoisted, and
   // nothing else writes this bucket meanwhile but the unlinking of the
   // chain's first leaf (the chain takes no key, at its head neither since
-  // the closer set every summary bit; the level above is not empty): so a failed CAS means a new
-  // first leaf, and a CAS that succeeds installs the first leaf of that moment, whatever happened
-  // before (an address reused by a replacement is the first leaf all the same). Lock-free: each
-  // retry follows an unlink. Readers never read an overflow that is not hoisted (0, or a stale
-  // first leaf): compression, which needs overflow == to_word(child), leaves such a level alone.
+  // the closer set every summary bit; the level above is not empty): so a
+  // failed CAS means a new first leaf, and a CAS that succeeds installs the
+  // first leaf of that moment, whatever happened before (an address reused
+  // by a replacement is the first leaf all the same). Lock-free: each retry
+  // follows an unlink. Readers never read an overflow that is not hoisted
+  // (0, or a stale first leaf): compression, which needs overflow ==
+  // to_word(child), leaves such a level alone.
   static void hoist(std::atomic<word>& bucket, hash_node* child) noexcept {
     // acquire: the first leaf's link is read from the bucket as a walk would.
     word first = bucket.load(std::memory_order_acquire);
@@ -1686,7 +1691,8 @@ private:
   // it out (s.at_head: the bucket held s.head). The CAS expects that word, so
   // it fails if any leaf with h's key was linked into the chain since: an
   // insert of that key changes the word, at the head or by adding its bits
-  // before it appends. False if the bucket changed (search again).
+  // before it appends. False if the bucket changed (search again): another
+  // writer's step, so the retry loop is lock-free.
   bool link_at_head(const spot& s, leaf* fresh, std::uint64_t h) {
     // The old first leaf, protected by g.cur since the walk read s.head;
     // a leaf's next word carries no summary.

@@ -1,7 +1,8 @@
 // Stress tests of hash_trie_map: readers racing erasers on long chains (so
 // that reclamation of a leaf a reader is about to step onto happens often),
 // inserts/erases/assigns with checked values, iteration under churn, levels
-// opened and compressed away under churn, and element lifetimes, on every
+// opened and compressed away under churn, new keys linked at their chain's
+// head under churn, and element lifetimes, on every
 // reclamation policy (hazard pointers, and liburcu's memb flavour when the
 // build found it), and histories checked for linearizability, key by key.
 // LFCORE_STRESS_SCALE=N multiplies the work (a soak run).
@@ -37,6 +38,19 @@ long scaled(long n) {
 
 struct constant_hash {
   std::size_t operator()(long) const noexcept { return 7; }
+};
+
+// Places key k so that its bucket summary bit is one of seven (the summary
+// byte, hash bits 16-23, is (k % 7) * 0x11): a chain's summary then never
+// reaches 8 bits, so chains stay open to head inserts at chain_threshold 8
+// right up to their close, which is where a head link and a close race.
+// Bits 24-63 spread the keys over buckets and levels; bits 0-15 are k.
+struct crowded_summary_hash {
+  std::size_t operator()(long k) const noexcept {
+    const auto u = static_cast<std::uint64_t>(k);
+    const std::uint64_t spread = (u * 0x9e3779b97f4a7c15ULL) & ~std::uint64_t{0xffffff};
+    return test::unmix_hash(spread | (u % 7) * 0x11 << 16 | (u & 0xffff));
+  }
 };
 
 // Values carry their key twice: a torn or freed value fails the check.
@@ -142,6 +156,21 @@ TYPED_TEST(HashTrieStress, LevelsComeAndGoUnderChurn) {
   // iterators step into levels while they are frozen, detached and reclaimed.
   map_on<checked, TypeParam> m(lfcore::hash_trie_config{1, 1, 1});
   churn(m, 1024, churn_ops<TypeParam>(400'000), 3, 3);
+}
+
+TYPED_TEST(HashTrieStress, HeadInsertsUnderChurn) {
+  // New keys linked at their chain's head (hash_trie_config::head_inserts)
+  // while other writers unlink first leaves, close chains and remove emptied
+  // levels, and readers visit and iterate. With crowded summaries a chain
+  // takes head inserts until it closes at 8 live leaves, so head links race
+  // unlinks of the leaf they point to and closes of their chain all the
+  // time (a closer that missed a key linked at its head would hide that key
+  // once the chain is hoisted: HashTrieMap.HeadInsertsRacingACloseStayFound
+  // aims at that race, here it is one of many). Without bucket summaries
+  // (not x86-64) this is the append churn again.
+  map_on<checked, TypeParam, crowded_summary_hash> m(
+      lfcore::hash_trie_config{2, 2, 8, true, 1, true});
+  churn(m, 4096, churn_ops<TypeParam>(400'000), 3, 3);
 }
 
 TYPED_TEST(HashTrieStress, PooledLeavesUnderChurn) {

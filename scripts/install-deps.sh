@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake g++ clang libclang-rt-14-dev clang-format pkg-config git python3
+  # the 64-bit Arm cross toolchain and emulator (scripts/test-cross.sh)
+  g++-aarch64-linux-gnu qemu-user
   # lfcore's own dependencies
   libboost-dev libboost-atomic-dev liburcu-dev libjemalloc-dev libhwloc-dev
   libopenmpi-dev openmpi-bin libgtest-dev libgmock-dev libbenchmark-dev

@@ -256,10 +256,23 @@ constexpr std::uint64_t mix_hash(std::uint64_t h) noexcept {
   return h;
 }
 
-// Bucket summaries (hash_trie_map's header): x86-64 Linux leaves a pointer's
-// bits from 48 up unused in user space; elsewhere, or with pointers tagged
-// there, there are none.
-#if defined(__x86_64__) && !defined(LFCORE_NO_BUCKET_SUMMARY)
+// Bucket summaries (hash_trie_map's header) keep their bits in a pointer's
+// bits from 48 up, which user addresses leave clear on x86-64 (47 bits) and
+// AArch64 (48 at most; Linux hands out more only to an mmap that asks, as on
+// x86-64 with 5-level paging: the kernel's arm64/memory.rst). Not under HWASan
+// or with the macro defined: those tag pointers there (so does Arm MTE, whose
+// tagged memory check_address refuses with an exception that names the
+// macro). Other targets keep no summaries.
+#if defined(__SANITIZE_HWADDRESS__)
+#define LFCORE_DETAIL_HWASAN 1
+#elif defined(__has_feature)
+#if __has_feature(hwaddress_sanitizer)
+#define LFCORE_DETAIL_HWASAN 1
+#endif
+#endif
+#if defined(LFCORE_NO_BUCKET_SUMMARY) || defined(LFCORE_DETAIL_HWASAN)
+inline constexpr bool bucket_summaries = false;
+#elif defined(__x86_64__) || defined(__aarch64__)
 inline constexpr bool bucket_summaries = true;
 #else
 inline constexpr bool bucket_summaries = false;
@@ -277,13 +290,15 @@ inline constexpr auto summary_bits_table = [] {
 }();
 
 /// Thrown by a hash_trie_map whose Allocator returned memory at or above
-/// 2^48, where bucket summaries keep their bits (x86-64 Linux gives user
-/// space such addresses only to an mmap that asks for them, with 5-level
-/// paging). An allocation failure to the caller: the call changed nothing.
+/// 2^48, where bucket summaries keep their bits (Linux gives user space such
+/// addresses only to an mmap that asks for them, under 5-level paging or
+/// 52-bit Arm addresses, and tags them there under Arm MTE). An allocation
+/// failure to the caller: the call changed nothing.
 struct address_too_high : std::bad_alloc {
   const char* what() const noexcept override {
     return "lfcore::hash_trie_map: the allocator returned an address at or above 2^48, "
-           "where buckets keep their summaries; build with -DLFCORE_NO_BUCKET_SUMMARY";
+           "where buckets keep their summaries; build with -DLFCORE_NO_BUCKET_SUMMARY "
+           "(CMake: -DLFCORE_BUCKET_SUMMARIES=OFF)";
   }
 };
 // Frees p (from a, n elements) and throws if its address uses the summary bits.
@@ -658,7 +673,7 @@ public:
   const hash_trie_config& config() const noexcept { return config_; }
   /// Whether buckets keep a summary of their chain's hashes, which lets most
   /// misses stop at the bucket (see "Bucket summaries" in the header): on
-  /// x86-64, unless LFCORE_NO_BUCKET_SUMMARY is defined.
+  /// x86-64 and AArch64, unless LFCORE_NO_BUCKET_SUMMARY is defined.
   static constexpr bool bucket_summaries = detail::bucket_summaries;
   hasher hash_function() const { return hash_; }
   key_equal key_eq() const { return equal_; }
@@ -732,7 +747,7 @@ private:
   static word unmarked(word w) noexcept { return w & ~deleted; }
 
   // Bucket summaries. A bucket that points to a leaf keeps, in the address
-  // bits from 48 up (x86-64 Linux gives user space 47), a 16-bit Bloom filter
+  // bits from 48 up (unused in user space: detail::bucket_summaries), a 16-bit Bloom filter
   // of the hashes in its chain: two bits per key, picked by hash bits 16-23
   // (the levels index by the high bits, tags use the low 16). A lookup whose
   // bits are not all there knows the key is absent without loading a leaf:

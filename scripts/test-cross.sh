@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The unit and example tests cross-compiled for 64-bit Arm Linux and run under
 # qemu-user: lfcore on a target that is not x86-64 (bucket summaries in Arm's
-# pointers, its yield hint and cache-line size, its ABI and page handling). scripts/test.sh
-# runs it last; on its own it needs the same packages (scripts/install-deps.sh).
+# pointers, its yield hint and cache-line size, its ABI and page handling).
+# scripts/test.sh runs it last; alone it installs the same packages first.
 # What it cannot show: qemu-user performs the target's loads and stores with
 # the x86-64 host's, which are ordered more strongly than Arm's, so a missing
 # acquire or release would go unseen here.

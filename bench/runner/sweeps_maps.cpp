@@ -10,6 +10,10 @@
 //   mix_zipf     - the same mix with i zipfian (theta 0.99) over [0, 2N): a few
 //                  hot keys (spread over the table by key_of) take most operations;
 //                  the indices are drawn before the point (zipfian_draws)
+//   iterate      - every thread passes over the whole map again and again,
+//                  nothing else runs; one operation is one element visited
+//                  (only the maps whose iterators may run concurrently
+//                  with each other; see the handles' scan)
 // Bytes per key: one thread fills N keys on the main thread and glibc's
 // mallinfo2() (main arena) measures the growth; every contender allocates
 // through malloc here (oneTBB is given std::allocator for that reason; the
@@ -31,6 +35,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -84,7 +89,7 @@ constexpr u64 key_of(u64 i) noexcept {
   return splitmix64(i);
 }
 
-enum class workload { insert_only, lookup_hit, lookup_miss, mix_90_5_5, mix_zipf };
+enum class workload { insert_only, lookup_hit, lookup_miss, mix_90_5_5, mix_zipf, iterate };
 
 /// Zipfian ranks in [0, n), rank 0 the most frequent: Gray et al., "Quickly
 /// generating billion-record synthetic databases" (SIGMOD 1994), as YCSB does.
@@ -201,11 +206,46 @@ double fill(int threads, u64 n, Map& map) {
   });
 }
 
+// One pass over `elements` from the first, adding their values to sink,
+// until the end or until `stop` is set (checked every 1024 elements): a
+// handle's scan. Returns the number of elements visited.
+template <class Range>
+u64 visit_all(Range&& elements, u64& sink, const std::atomic<bool>& stop) {
+  u64 visited = 0;
+  for (auto&& kv : elements) {
+    sink += kv.second;
+    if ((++visited & 1023) == 0 && stop.load(std::memory_order_relaxed)) break;
+  }
+  return visited;
+}
+template <class Handle>
+concept scans = requires(Handle& h, u64& sink, const std::atomic<bool>& stop) {
+  { h.scan(sink, stop) } -> std::same_as<u64>;
+};
+
+// The iterate workload: each thread scans the map until the point's time is
+// up; returns elements visited per second.
+template <class Map, class Handle>
+double run_scans(const point& p, Map& map) {
+  return timed(p, [&](int, const std::atomic<bool>& stop) {
+    Handle h{map};
+    long long visited = 0;
+    u64 sink = 0;
+    while (!stop.load(std::memory_order_relaxed))
+      visited += static_cast<long long>(h.scan(sink, stop));
+    if (sink == 42) std::puts(""); // keep the reads
+    return visited;
+  });
+}
+
 // Runs workload w (not insert_only) on a map filled with n keys for the
 // point's time; returns operations per second. `slice` varies the keys'
 // random streams between slices of one map (see open_map).
 template <class Map, class Handle, class Keys>
 double run_workload(const point& p, workload w, u64 n, Map& map, u64 slice = 0) {
+  if constexpr (scans<Handle>)
+    if (w == workload::iterate) return run_scans<Map, Handle>(p, map);
+  if (w == workload::iterate) throw std::logic_error("map sweep: this contender cannot iterate");
   const Keys keys(n);
   const int threads = p.threads;
   const zipfian_draws* zipf = w == workload::mix_zipf ? &zipfian_draws_over(2 * n) : nullptr;
@@ -347,6 +387,7 @@ struct lf_handle {
     return m.visit(k, [&](const typename Map::value_type& kv) { v = kv.second; });
   }
   bool erase(const typename Map::key_type& k) { return m.erase(k) == 1; }
+  u64 scan(u64& sink, const std::atomic<bool>& stop) const { return visit_all(m, sink, stop); }
 };
 // The same, handed each batch's keys first (hash_trie_map::prefetch).
 template <class Map>
@@ -382,6 +423,10 @@ struct locked_handle {
     std::unique_lock g(s.lock);
     return s.m.erase(k) == 1;
   }
+  u64 scan(u64& sink, const std::atomic<bool>& stop) {
+    std::shared_lock g(s.lock);
+    return visit_all(s.m, sink, stop);
+  }
 };
 
 #if defined(LFCORE_HAVE_LIBCDS)
@@ -414,6 +459,11 @@ struct cds_handle {
     }
   }
   bool erase(const K& k) { return m.erase(k); }
+  // Iterators guard their element with hazard pointers. libcds calls
+  // Feldman's thread-safe and Michael's (over MichaelKVList) "for debugging
+  // purpose only" beside concurrent erases; beside other iterations, which
+  // is all this workload runs, both are safe.
+  u64 scan(u64& sink, const std::atomic<bool>& stop) { return visit_all(m, sink, stop); }
 };
 #endif
 
@@ -432,6 +482,9 @@ struct tbb_hash_handle {
     return true;
   }
   bool erase(const K& k) { return m.erase(k); }
+  // Not safe beside concurrent updates (oneTBB's documentation), but beside
+  // other iterations, which is all this workload runs.
+  u64 scan(u64& sink, const std::atomic<bool>& stop) { return visit_all(m, sink, stop); }
 };
 using tbb_unordered_map =
     tbb::concurrent_unordered_map<u64, u64, std::hash<u64>, std::equal_to<u64>,
@@ -446,6 +499,7 @@ struct tbb_unordered_handle {
     return true;
   }
   bool erase(u64) { return false; } // no concurrent erase: left out of the mix
+  u64 scan(u64& sink, const std::atomic<bool>& stop) { return visit_all(m, sink, stop); }
 };
 #endif
 
@@ -467,6 +521,8 @@ struct xenium_handle {
     return true;
   }
   bool erase(u64 k) { return m.erase(k); }
+  // An iterator locks the bucket it is in: passes over the map take turns there.
+  u64 scan(u64& sink, const std::atomic<bool>& stop) { return visit_all(m, sink, stop); }
 };
 
 // xenium's lock-free map: a fixed array of Harris-Michael lists whose nodes
@@ -488,6 +544,7 @@ struct xenium_lock_free_handle {
     return true;
   }
   bool erase(const K& k) { return m.erase(k); }
+  u64 scan(u64& sink, const std::atomic<bool>& stop) { return visit_all(m, sink, stop); }
 };
 #endif
 
@@ -500,6 +557,11 @@ struct cuckoo_handle {
   bool insert(const K& k, u64 v) { return m.insert(k, v); }
   bool find(const K& k, u64& v) { return m.find(k, v); }
   bool erase(const K& k) { return m.erase(k); }
+  // Iteration locks the whole table: passes over the map run one at a time.
+  u64 scan(u64& sink, const std::atomic<bool>& stop) {
+    auto locked = m.lock_table();
+    return visit_all(locked, sink, stop);
+  }
 };
 #endif
 
@@ -586,13 +648,27 @@ struct urcu_handle {
       urcu_memb_call_rcu(&caa_container_of(n, urcu_map::node, link)->rcu, urcu_map::free_node);
     return erased;
   }
+  // One read-side section per pass.
+  u64 scan(u64& sink, const std::atomic<bool>& stop) {
+    u64 visited = 0;
+    cds_lfht_iter it;
+    cds_lfht_node* n;
+    urcu_memb_read_lock();
+    cds_lfht_for_each(m.table, &it, n) {
+      sink += caa_container_of(n, urcu_map::node, link)->value;
+      if ((++visited & 1023) == 0 && stop.load(std::memory_order_relaxed)) break;
+    }
+    urcu_memb_read_unlock();
+    return visited;
+  }
 };
 #endif
 
 struct map_contender {
   std::string name;
   bool is_lfcore;
-  bool erases; // takes part in the mix (needs a concurrent erase)
+  bool erases;   // takes part in the mix (needs a concurrent erase)
+  bool iterates; // takes part in the iterate workload (its handle scans)
   std::function<double(const point&, workload, u64)> run;
   std::function<std::function<double()>(const point&, workload, u64)> open; // see open_map
   std::function<double(u64)> bytes;
@@ -604,6 +680,7 @@ map_contender make_contender(std::string name, bool lfcore, bool erases, Make ma
       std::move(name),
       lfcore,
       erases,
+      scans<Handle>,
       [=](const point& p, workload w, u64 n) { return run_map<Map, Handle, Keys>(p, w, n, make); },
       [=](const point& p, workload w, u64 n) { return open_map<Map, Handle, Keys>(p, w, n, make); },
       [=](u64 n) { return bytes_per_key<Map, Handle, Keys>(n, make); }};
@@ -637,6 +714,7 @@ void add_prefetching(std::vector<map_contender>& c, const std::string& name, Mak
   map_contender m = make_contender<Map, lf_prefetching_handle<Map>, Keys>(
       name + ", prefetched batches", true, true, make);
   m.bytes = nullptr;
+  m.iterates = false; // iterates as the contender without prefetching
   c.push_back(std::move(m));
 }
 template <class K, class R = lfcore::hazard_pointer_reclamation, class Keys = u64_keys>
@@ -767,6 +845,8 @@ std::vector<sweep> map_sweeps(const options& opt) {
        "one operation of the mix over 2N keys (about N present)", workload::mix_90_5_5},
       {"map_mix_zipf", "Maps: 90% find, 5% insert, 5% erase, zipfian keys (0.99)",
        "one operation of the mix over 2N keys, zipfian", workload::mix_zipf},
+      {"map_iterate", "Maps: iteration, every thread passing over the whole map",
+       "one element visited (read-only: nothing else runs)", workload::iterate},
   };
   const spec string_specs[] = {
       {"map_str_lookup_hit", "Maps, std::string keys: lookup, key present",
@@ -780,6 +860,7 @@ std::vector<sweep> map_sweeps(const options& opt) {
     sweep sw{s.name, std::string(s.title) + ", N = " + size, s.what, {}};
     for (const map_contender& c : contenders) {
       if ((s.w == workload::mix_90_5_5 || s.w == workload::mix_zipf) && !c.erases) continue;
+      if (s.w == workload::iterate && !c.iterates) continue;
       const workload w = s.w;
       auto run = c.run;
       contender x{c.name, c.is_lfcore, [=](const point& p) { return run(p, w, n); }};

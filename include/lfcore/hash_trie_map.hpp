@@ -1798,9 +1798,28 @@ private:
             (!chain.best || less(deeper->hash, deeper->key, chain.best->hash, chain.best->key)))
           chain.best = std::move(deeper);
       }
-      if (chain.best) return with_hoisted(std::move(chain.best)); // later buckets: larger hashes
+      if (chain.best) { // later buckets: larger hashes
+        read_ahead(*node, after != nullptr ? &first : nullptr, i);
+        return with_hoisted(std::move(chain.best));
+      }
     }
     return in_hoisted;
+  }
+
+  // Iteration takes node's buckets in order, and each step would wait for the
+  // next element's leaf. So a step that found its element in bucket i
+  // prefetches what the buckets after it, up to i + read_ahead_buckets, lead
+  // to - but for those the step before it did, if its element was in this
+  // node's bucket `before`: so each is prefetched once, a few steps before
+  // it is needed. relaxed: the words are prefetch addresses only.
+  static constexpr std::size_t read_ahead_buckets = 16;
+  static void read_ahead(hash_node& node, const std::size_t* before, std::size_t i) noexcept {
+    std::size_t j = i + 1;
+    if (before != nullptr) j = std::max(j, *before + read_ahead_buckets + 1);
+    for (const std::size_t end = std::min(node.size(), i + 1 + read_ahead_buckets); j < end; ++j) {
+      const word w = node.buckets()[j].load(std::memory_order_relaxed);
+      if (!is_hash(w) || level_below(node, w) != nullptr) __builtin_prefetch(pointer_of(w));
+    }
   }
 
   // One chain of node (from a bucket or the overflow): its smallest position

@@ -109,7 +109,11 @@
 // by std::less<>); every key present for the whole iteration is visited
 // once, no key twice, and a key whose erase completed before the step that
 // would reach it is not visited. Each step is a search from the root (as the
-// paper's lfht_next_key), so iterating costs O(size * depth).
+// paper's lfht_next_key), so iterating costs O(size * depth). A step
+// prefetches what the next buckets lead to (read_ahead): a sized map of 1e6
+// keys iterates at about 130 ns per element on one thread: 0.95x-1.8x the
+// lock-free peers, 0.02x-0.4x the maps whose iterators walk an array or a
+// list in a few instructions a step (bench/results/README.md, "Iteration").
 // size(): the sum of per-thread-shard counters; exact when no operation runs
 // concurrently, otherwise within the number of concurrent inserts and erases.
 // Memory: leaves and hash nodes come from Allocator (rebound), which must be

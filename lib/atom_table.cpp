@@ -135,6 +135,7 @@ struct atom_leaf_policy {
   using leaf = atom_entry;
   using value_type = atom_entry;
   using position_key = std::string;
+  static constexpr bool position_key_borrows = false;
   static std::string_view key(const leaf& l) noexcept { return l.text(); }
   static const value_type& value(const leaf& l) noexcept { return l; }
   // As atom_table::get calls hash_trie_map::try_emplace(text, state, arena).

@@ -161,6 +161,7 @@
 #include <new>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -339,10 +340,10 @@ inline constexpr bool rehash_is_cheap_v = std::is_scalar_v<Key> &&
 ///                   hash; without it the map recomputes it from the key)
 ///   value_type      what lookups and iterators expose; value(leaf) returns it
 ///   position_key    a copy of a key, for iteration; key(leaf) converts to it
-///                   and compares with it through std::less<>. It may refer
-///                   to memory of the leaf (lfht's keys are pointers the
-///                   element frees): the map keeps that leaf protected while
-///                   it uses the copy
+///                   and compares with it through std::less<>
+///   position_key_borrows  whether such a copy may refer to memory of the leaf
+///                   (lfht's keys are pointers the element frees): the map then
+///                   keeps that leaf protected while it uses the copy
 ///   key(leaf)       the key, as Hash and KeyEqual take it
 ///   make(h, args)   allocates and constructs a leaf (nothing leaks on throw);
 ///                   with bucket summaries its address must be below 2^48
@@ -357,6 +358,10 @@ template <class Key, class T, class Allocator, bool StoreHash = true>
 struct pair_leaf_policy {
   using value_type = std::pair<const Key, T>;
   using position_key = Key;
+  // A copy of a number or a std::string owns what it holds; anything else
+  // (a pointer, a string_view, a user type) might not.
+  static constexpr bool position_key_borrows =
+      !(std::is_arithmetic_v<Key> || std::is_enum_v<Key> || std::is_same_v<Key, std::string>);
   struct stored_hash {
     explicit stored_hash(std::uint64_t h) noexcept : hash(h) {}
     const std::uint64_t hash; // mixed
@@ -665,12 +670,12 @@ public:
   }
   bool empty() const noexcept { return size() == 0; }
 
-  const_iterator begin() const { return next_after(nullptr); }
+  const_iterator begin() const { return iterator_after(nullptr); }
   /// The first element after key in iteration order; key need not be present
   /// (the paper's lfht_next_key).
   const_iterator successor(const Key& key) const {
     const position after{hash_of(key), position_key(key)};
-    return next_after(&after);
+    return iterator_after(&after);
   }
   const_iterator end() const noexcept { return const_iterator(); }
 
@@ -1750,20 +1755,29 @@ private:
     return h1 != h2 ? h1 < h2 : std::less<>()(k1, k2);
   }
 
-  // An iteration position: a mixed hash, a copy of the key and a guard on
-  // the leaf it was copied from, since the copy may borrow from the leaf
-  // (lfht's keys: pointers to text the element frees). The guard is empty
-  // when the caller vouches for the key, as successor() and operator++ do.
+  // An iteration position: a mixed hash, a copy of the key and, if the copy
+  // may borrow from the leaf (lfht's keys: pointers to text the element
+  // frees), a guard on the leaf it was copied from. The guard is empty when
+  // the caller vouches for the key, as successor() and operator++ do. Keys
+  // that own their copy take none: a step may copy several candidates, and
+  // taking and returning a guard for each, with operator++ taking a fresh
+  // one for its element, made iteration 1.05x-1.12x slower (map_iterate,
+  // 1 to 8 threads, bench/results/README.md).
   using position_key = typename LeafPolicy::position_key;
+  struct no_keeper {};
   struct position {
     std::uint64_t hash;
     position_key key;
-    guard keeper{};
+    [[no_unique_address]] std::conditional_t<LeafPolicy::position_key_borrows, guard, no_keeper>
+        keeper{};
   };
   // The position of leaf l, which a guard of the caller's protects now.
   static position position_of(std::uint64_t h, const leaf* l) {
-    position p{h, position_key(LeafPolicy::key(*l)), make_guard()};
-    p.keeper.reset_protection(l); // safe: the caller's guard protects l
+    position p{h, position_key(LeafPolicy::key(*l))};
+    if constexpr (LeafPolicy::position_key_borrows) {
+      p.keeper = make_guard();
+      p.keeper.reset_protection(l); // safe: the caller's guard protects l
+    }
     return p;
   }
   // The smallest position strictly after `after` in node's subtree, or the
@@ -1881,17 +1895,23 @@ private:
     return r;
   }
 
-  const_iterator next_after(const position* after) const {
-    reader g;
+  // The first live leaf after `after` (all of them if null), protected by
+  // g.cur, or nullptr.
+  const leaf* next_after(const position* after, reader_guards& g) const {
     std::optional<position> erased;
     for (;;) {
-      std::optional<position> p = smallest_after(root_, after, false, *g);
-      if (!p) return end();
+      std::optional<position> p = smallest_after(root_, after, false, g);
+      if (!p) return nullptr;
       detail::stress_pause(); // others may remove and reclaim p's leaf meanwhile
-      if (const leaf* l = lookup(p->hash, p->key, *g)) return const_iterator(this, l);
+      if (const leaf* l = lookup(p->hash, p->key, g)) return l;
       erased = std::move(p); // erased meanwhile: go on after it
       after = &*erased;
     }
+  }
+  const_iterator iterator_after(const position* after) const {
+    reader g;
+    const leaf* l = next_after(after, *g);
+    return l != nullptr ? const_iterator(this, l) : end();
   }
 
   static constexpr std::size_t shards = 16;
@@ -1935,9 +1955,15 @@ public:
     reference operator*() const noexcept { return LeafPolicy::value(*leaf_); }
     pointer operator->() const noexcept { return &LeafPolicy::value(*leaf_); }
     const_iterator& operator++() {
-      // hp_ protects leaf_, and so here's key, until the assignment.
+      // hp_ protects leaf_, and so here's key, until it takes the next leaf
+      // (reused: see position).
       const position here{map_->leaf_hash(*leaf_), position_key(LeafPolicy::key(*leaf_))};
-      *this = map_->next_after(&here);
+      reader g;
+      leaf_ = map_->next_after(&here, *g);
+      if (leaf_ != nullptr)
+        hp_.reset_protection(leaf_); // safe: g.cur protects it
+      else
+        *this = const_iterator(); // end: drops the guard and the section
       return *this;
     }
     const_iterator operator++(int) {

@@ -118,9 +118,9 @@
 // concurrently, otherwise within the number of concurrent inserts and erases.
 // Memory: leaves and hash nodes come from Allocator (rebound), which must be
 // stateless (the reclamation domain destroys retired nodes after the map may
-// be gone); a LeafPolicy (detail::pair_leaf_policy describes one) can replace
-// the leaf altogether - atom_table keeps each atom's text inside its leaf.
-// A leaf holds its link, the element and,
+// be gone); a LeafPolicy (what one provides: lfcore/detail/pair_leaf_policy.hpp)
+// can replace the leaf altogether - atom_table keeps each atom's text inside
+// its leaf. A leaf holds its link, the element and,
 // unless the key is a scalar hashed by std::hash (then rehashing costs less
 // than the 8 bytes), the element's hash. For speed the default
 // std::allocator is enough: the map's cache misses hide what malloc costs
@@ -142,13 +142,15 @@
 
 #include "lfcore/cache_padded.hpp"
 #include "lfcore/config.hpp"
+#include "lfcore/detail/bucket_summary.hpp"
+#include "lfcore/detail/pair_leaf_policy.hpp"
 #include "lfcore/detail/prefault.hpp"
 #include "lfcore/detail/stress.hpp"
+#include "lfcore/hash_trie_config.hpp"
 #include "lfcore/reclamation.hpp"
 #include "lfcore/thread_registry.hpp"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <bit>
 #include <cassert>
@@ -161,94 +163,11 @@
 #include <new>
 #include <optional>
 #include <stdexcept>
-#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
 namespace lfcore {
-
-/// Shape of a hash_trie_map; chosen by measurement (bench/results/README.md).
-/// Stress builds use the smallest values so that expansions happen constantly.
-struct hash_trie_config {
-  unsigned root_bits = stress_build ? 1 : 16; ///< the root has 2^root_bits buckets
-  unsigned level_bits = stress_build ? 1 : 4; ///< a level just below it, 2^level_bits
-  /// Live leaves before a chain closes; inserts that skip the walk (head
-  /// inserts, see "Bucket summaries") can take a chain to twice that.
-  unsigned chain_threshold = stress_build ? 1 : 4;
-  /// Remove a level below the root once its last key is erased (see
-  /// "Compression" in the header): an erase that empties a bucket then reads
-  /// the level's buckets to see whether all are empty.
-  bool compress_empty_levels = true;
-  /// Levels further down have 2^deep_level_bits buckets. Such a level opens
-  /// where a bucket of the level above it filled, and takes few keys - under
-  /// the default root, at 6.8 million keys, 2.5 on average besides the chain
-  /// it closed - so 16 buckets there were mostly empty. With 4 buckets, a
-  /// map grown to 4e6 keys costs 41.0 instead of 48.3 bytes per key in all,
-  /// and an atom table told nothing 47.7 instead of 58.4 bytes per atom,
-  /// with lookups as fast (bench/results/README.md, "Narrower deep levels").
-  /// Far past that, the narrow levels fill too and add depth: at 16e6 keys
-  /// under the 2^16 root hits took 1.3x and misses 1.6x as long as with 16
-  /// buckets (for 3 bytes per key less); such a map wants a sized root, or
-  /// deep_level_bits = 4.
-  /// Last in the struct, so that a config written {r, l, t, c} keeps its meaning.
-  unsigned deep_level_bits = stress_build ? 1 : 2;
-  /// Let an insert whose key its bucket's summary rules out link at the
-  /// chain's head without walking it ("Head inserts" at summary_mask). New
-  /// keys then cost no leaf misses, but they sit in front of older ones:
-  /// right when new keys are used soon (an atom_table given a size hint sets
-  /// it), wrong for a stable hot set (a map's zipfian 90/5/5 mix ran 0.79x at
-  /// one thread), and no gain in a table far past its root, whose chains sit
-  /// in short levels below it (bench/results/head_insert/). No effect where
-  /// buckets keep no summary (bucket_summaries false).
-  bool head_inserts = false;
-
-  /// A root with at least one bucket per expected key (at most 2^max_root_bits
-  /// buckets; 2^24, the largest root, is 128 MiB): lookups then mostly read
-  /// one bucket and one leaf. The root's size is fixed for the map's life, so
-  /// this is the map's `reserve`, and a map that outgrows its root pays on
-  /// every lookup (hits at 4e6 keys under the default 2^16 root took 2.2-2.7x
-  /// as long as with a sized root: bench/results/trie_growth/). Pass a smaller
-  /// max_root_bits to trade lookup speed for memory (at 1e7 keys a cap of 2^22
-  /// saved 4.5 bytes per key and cost 41-46% of the hits:
-  /// bench/results/README.md). Stress builds keep their tiny shape.
-  ///
-  /// Such a root also closes chains later (sized_chain_threshold): with at
-  /// most one expected key per bucket, a chain of 4 is an outlier (Poisson(1):
-  /// 2% of the buckets at any moment), and closing it leaves a level under
-  /// that bucket until the level's last key goes. Under churn - keys replaced
-  /// while their count holds - fresh outliers keep appearing: 30 replacements
-  /// of 1e6 keys took a map closing at 4 from 40.9 to 43.2 bytes per key
-  /// (to 81 before levels were compressed); closing at 8 (0.001% of the
-  /// buckets) kept it at 40.4, lookups the same within noise
-  /// (bench/results/trie_churn/report.md). The price is paid by a
-  /// map that outgrows n: a lookup reads up to 7 other leaves of the chain
-  /// its key is in instead of 3 (4x past n, lookups after churn took 2x as
-  /// long - measured before closed chains were hoisted, when it also read
-  /// the closed chains above), so overestimate n rather than under. When max_root_bits
-  /// leaves fewer buckets than n, chains are long by design and close at 4.
-  ///
-  /// For memory over speed, ask for half as many buckets: for_expected_size(n / 2)
-  /// gives a bucket per two keys, chains twice as long, still closing at 8
-  /// (Poisson(2): 0.1% of the buckets reach it). At 1e6 <uint64_t, uint64_t>
-  /// keys with leaves from pool_allocator that is 28.4 bytes per key instead
-  /// of 32.5 (40.6 with std::allocator), and hits take 1.2x-1.4x as long as
-  /// the sized map's, misses 1.6x (one thread, both maps in the same probe;
-  /// the runner's figures beside the peers: bench/results/README.md). A
-  /// caller that prefetches batches of keys (prefetch(first, last)) hides
-  /// most of that: at two threads such a map ran hits, misses and the
-  /// uniform 90/5/5 mix 1.02x-1.29x as fast as the fastest peer measured.
-  static constexpr unsigned sized_chain_threshold = 8;
-  static hash_trie_config for_expected_size(std::size_t n, unsigned max_root_bits = 24) noexcept {
-    hash_trie_config c;
-    if (stress_build) return c;
-    unsigned bits = 4;
-    while (bits < max_root_bits && bits < 24 && (std::size_t(1) << bits) < n) ++bits;
-    c.root_bits = bits;
-    if ((std::size_t(1) << bits) >= n) c.chain_threshold = sized_chain_threshold;
-    return c;
-  }
-};
 
 namespace detail {
 /// MurmurHash3's 64-bit finalizer (Appleby): a bijection with full avalanche.
@@ -261,148 +180,10 @@ constexpr std::uint64_t mix_hash(std::uint64_t h) noexcept {
   return h;
 }
 
-// Bucket summaries (hash_trie_map's header) keep their bits in a pointer's
-// bits from 48 up, which user addresses leave clear on x86-64 (47 bits) and
-// AArch64 (48 at most; Linux hands out more only to an mmap that asks, as on
-// x86-64 with 5-level paging: the kernel's arm64/memory.rst). Not under HWASan
-// or with the macro defined: those tag pointers there (so does Arm MTE, whose
-// tagged memory check_address refuses with an exception that names the
-// macro). Other targets keep no summaries.
-#if defined(__SANITIZE_HWADDRESS__)
-#define LFCORE_DETAIL_HWASAN 1
-#elif defined(__has_feature)
-#if __has_feature(hwaddress_sanitizer)
-#define LFCORE_DETAIL_HWASAN 1
-#endif
-#endif
-#if defined(LFCORE_NO_BUCKET_SUMMARY) || defined(LFCORE_DETAIL_HWASAN)
-inline constexpr bool bucket_summaries = false;
-#elif defined(__x86_64__) || defined(__aarch64__)
-inline constexpr bool bucket_summaries = true;
-#else
-inline constexpr bool bucket_summaries = false;
-#endif
-
-// A key's two summary bits, by its hash bits 16-23: table[(h >> 16) & 255].
-// One load that hits L1, in place of two variable shifts and their index
-// arithmetic: a lookup's instruction count bounds how many lookups the core
-// overlaps while their cache misses are outstanding.
-inline constexpr auto summary_bits_table = [] {
-  std::array<std::uint64_t, 256> t{};
-  for (unsigned i = 0; i < 256; ++i)
-    t[i] = std::uint64_t(1) << (48 + (i & 15)) | std::uint64_t(1) << (48 + (i >> 4));
-  return t;
-}();
-
-/// Thrown by a hash_trie_map whose Allocator returned memory at or above
-/// 2^48, where bucket summaries keep their bits (Linux gives user space such
-/// addresses only to an mmap that asks for them, under 5-level paging or
-/// 52-bit Arm addresses, and tags them there under Arm MTE). An allocation
-/// failure to the caller: the call changed nothing.
-struct address_too_high : std::bad_alloc {
-  const char* what() const noexcept override {
-    return "lfcore::hash_trie_map: the allocator returned an address at or above 2^48, "
-           "where buckets keep their summaries; build with -DLFCORE_NO_BUCKET_SUMMARY "
-           "(CMake: -DLFCORE_BUCKET_SUMMARIES=OFF)";
-  }
-};
-// Frees p (from a, n elements) and throws if its address uses the summary bits.
-template <class Alloc>
-void check_address([[maybe_unused]] Alloc& a,
-                   [[maybe_unused]] typename std::allocator_traits<Alloc>::pointer p,
-                   [[maybe_unused]] std::size_t n) {
-  if constexpr (bucket_summaries) {
-    if ((reinterpret_cast<std::uintptr_t>(std::to_address(p)) >> 48) != 0) {
-      std::allocator_traits<Alloc>::deallocate(a, p, n);
-      throw address_too_high();
-    }
-  }
-}
-
 template <class T, class = void>
 inline constexpr bool is_transparent_v = false;
 template <class T>
 inline constexpr bool is_transparent_v<T, std::void_t<typename T::is_transparent>> = true;
-
-/// True when a hash_trie_map recomputes an element's hash instead of storing
-/// it in the leaf: std::hash of a scalar key (an integer, enum or pointer),
-/// which costs a few instructions and compares no slower than the hash.
-template <class Key, class Hash>
-inline constexpr bool rehash_is_cheap_v = std::is_scalar_v<Key> &&
-                                          (std::is_same_v<Hash, std::hash<Key>>);
-
-/// How a hash_trie_map stores an element: its leaf type and how to make,
-/// destroy and read one. The default below keeps a std::pair<const Key, T>
-/// from the Allocator; atom_table's keeps an atom entry with its text in the
-/// same allocation. A policy provides:
-///   leaf            with `std::atomic<std::uintptr_t> next{0}`, aligned to 8,
-///                   and optionally `const std::uint64_t hash` (the mixed
-///                   hash; without it the map recomputes it from the key)
-///   value_type      what lookups and iterators expose; value(leaf) returns it
-///   position_key    a copy of a key, for iteration; key(leaf) converts to it
-///                   and compares with it through std::less<>
-///   position_key_borrows  whether such a copy may refer to memory of the leaf
-///                   (lfht's keys are pointers the element frees): the map then
-///                   keeps that leaf protected while it uses the copy
-///   key(leaf)       the key, as Hash and KeyEqual take it
-///   make(h, args)   allocates and constructs a leaf (nothing leaks on throw);
-///                   with bucket summaries its address must be below 2^48
-///                   (glibc's malloc and operator new always are; this
-///                   policy checks its Allocator's: detail::check_address)
-///   deleter         a stateless functor destroying and freeing a leaf (the
-///                   reclamation domain may call it after the map is gone)
-/// StoreHash: whether the leaf keeps the hash. Dropping it makes a
-/// <uint64_t, uint64_t> leaf 24 bytes instead of 32, a 32-byte glibc chunk
-/// instead of 48 (bench/results/README.md measures both).
-template <class Key, class T, class Allocator, bool StoreHash = true>
-struct pair_leaf_policy {
-  using value_type = std::pair<const Key, T>;
-  using position_key = Key;
-  // A copy of a number or a std::string owns what it holds; anything else
-  // (a pointer, a string_view, a user type) might not.
-  static constexpr bool position_key_borrows =
-      !(std::is_arithmetic_v<Key> || std::is_enum_v<Key> || std::is_same_v<Key, std::string>);
-  struct stored_hash {
-    explicit stored_hash(std::uint64_t h) noexcept : hash(h) {}
-    const std::uint64_t hash; // mixed
-  };
-  struct no_stored_hash {
-    explicit no_stored_hash(std::uint64_t) noexcept {}
-  };
-  using hash_part = std::conditional_t<StoreHash, stored_hash, no_stored_hash>;
-  struct leaf : hash_part {
-    template <class... Args>
-    explicit leaf(std::uint64_t h, Args&&... args)
-        : hash_part(h), kv(std::forward<Args>(args)...) {}
-    std::atomic<std::uintptr_t> next{0};
-    value_type kv;
-  };
-  using allocator = typename std::allocator_traits<Allocator>::template rebind_alloc<leaf>;
-  using traits = std::allocator_traits<allocator>;
-
-  static const Key& key(const leaf& l) noexcept { return l.kv.first; }
-  static const value_type& value(const leaf& l) noexcept { return l.kv; }
-  template <class... Args>
-  static leaf* make(std::uint64_t h, Args&&... args) {
-    allocator a;
-    leaf* l = traits::allocate(a, 1);
-    detail::check_address(a, l, 1);
-    try {
-      traits::construct(a, l, h, std::forward<Args>(args)...);
-    } catch (...) {
-      traits::deallocate(a, l, 1);
-      throw;
-    }
-    return l;
-  }
-  struct deleter { // stateless: retiring allocates nothing
-    void operator()(leaf* l) const noexcept {
-      allocator a;
-      traits::destroy(a, l);
-      traits::deallocate(a, l, 1);
-    }
-  };
-};
 } // namespace detail
 
 template <class Key, class T, class Hash = std::hash<Key>, class KeyEqual = std::equal_to<Key>,

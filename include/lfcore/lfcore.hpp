@@ -11,6 +11,7 @@
 #include "lfcore/farm.hpp"
 #include "lfcore/farm_manager.hpp"
 #include "lfcore/farm_model.hpp"
+#include "lfcore/hash_trie_config.hpp"
 #include "lfcore/hash_trie_map.hpp"
 #include "lfcore/hazard_pointer.hpp"
 #include "lfcore/marked_ptr.hpp"

@@ -866,6 +866,58 @@ TYPED_TEST(HashTrieMap, IterationUnderMutationVisitsStableKeysOnce) {
   for (auto& th : churn) th.join();
 }
 
+// Keys that borrow from their element (string_views into text the mapped
+// value owns, as lfht's keys point to text the element frees): a step copies
+// the key of each candidate, and that element may be erased and its text
+// freed while the step still compares with the copy. The map keeps those
+// leaves protected (position_key_borrows); without that, the stress build's
+// pause between finding a candidate and looking it up lets ASan see a use
+// after free.
+TYPED_TEST(HashTrieMap, IterationKeepsBorrowedKeysReadableWhileTheirElementsGo) {
+  using text = std::unique_ptr<std::string>;
+  static_assert(lfcore::detail::pair_leaf_policy<std::string_view, text,
+                                                 std::allocator<char>>::position_key_borrows);
+  static_assert(!lfcore::detail::pair_leaf_policy<std::string, long,
+                                                  std::allocator<char>>::position_key_borrows);
+  static_assert(
+      !lfcore::detail::pair_leaf_policy<long, long, std::allocator<char>>::position_key_borrows);
+  map_for<TypeParam, std::string_view, text, string_hash, string_equal> m(
+      hash_trie_config{1, 1, 2});
+  const auto name = [](long k) { return "a key longer than SSO, number " + std::to_string(k); };
+  const auto insert = [&](long k) {
+    auto owned = std::make_unique<std::string>(name(k));
+    const std::string_view key = *owned;
+    m.try_emplace(key, std::move(owned));
+  };
+  constexpr long stable = 500;
+  for (long k = 0; k < stable; ++k) insert(2 * k); // even keys are stable
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> churn;
+  for (int t = 0; t < 2; ++t)
+    churn.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t + 20));
+      while (!stop.load()) {
+        const long k = 2 * static_cast<long>(rng() % 1000) + 1; // odd keys churn
+        if (rng() % 2)
+          insert(k);
+        else
+          m.erase(std::string_view(name(k)));
+      }
+    });
+  // Fewer rounds under RCU, as in IterationUnderMutationVisitsStableKeysOnce.
+  const int rounds = TypeParam::bounded_garbage ? 20 : 5;
+  for (int round = 0; round < rounds; ++round) {
+    std::set<std::string, std::less<>> seen;
+    for (const auto& kv : m) {
+      ASSERT_EQ(kv.first, *kv.second) << "key and text disagree";
+      ASSERT_TRUE(seen.insert(std::string(kv.first)).second) << "visited twice";
+    }
+    for (long k = 0; k < stable; ++k) ASSERT_EQ(seen.count(name(2 * k)), 1u) << "stable key missed";
+  }
+  stop = true;
+  for (auto& th : churn) th.join();
+}
+
 // Starts `writers` threads on m. Writer t owns the keys stride * i + t
 // (i < per_writer): `ops` times it inserts or erases one of them at random,
 // records in (*left)[t] the keys it leaves in (if left is given), and

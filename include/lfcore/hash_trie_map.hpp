@@ -108,12 +108,16 @@
 // Iteration: weakly consistent, in (hash, key) order (keys with equal hashes
 // by std::less<>); every key present for the whole iteration is visited
 // once, no key twice, and a key whose erase completed before the step that
-// would reach it is not visited. Each step is a search from the root (as the
-// paper's lfht_next_key), so iterating costs O(size * depth). A step
-// prefetches what the next buckets lead to (read_ahead): a sized map of 1e6
-// keys iterates at 90-130 ns per element on one thread: 1.15x-4.3x the
-// lock-free peers, 0.02x-0.5x the maps whose iterators walk an array or a
-// list in a few instructions a step (bench/results/README.md, "Iteration").
+// would reach it is not visited. An iterator finds the positions (hash and
+// key) of the next 16 elements in one search from the root, and each step
+// looks the next one up again, which protects it (and skips it if erased
+// meanwhile); begin(), successor() (the paper's lfht_next_key) and keys that
+// borrow from their element take one position per search. So iterating costs
+// O(size * depth). The search prefetches what the buckets after the batch
+// lead to (read_ahead): a sized map of 1e6 keys iterates at 60-65 ns per
+// element on one thread, 1.5x-6.4x as fast as the lock-free peers and
+// 0.04x-0.66x as fast as the maps whose iterators walk an array or a list in
+// a few instructions a step (bench/results/README.md, "Iteration").
 // size(): the sum of per-thread-shard counters; exact when no operation runs
 // concurrently, otherwise within the number of concurrent inserts and erases.
 // Memory: leaves and hash nodes come from Allocator (rebound), which must be
@@ -166,6 +170,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace lfcore {
 
@@ -436,11 +441,7 @@ public:
   }
   /// Erases every element present when the call reaches it (not atomic).
   void clear() {
-    for (const_iterator it = begin(); it != end();) {
-      const_iterator next = std::next(it);
-      erase(it->first);
-      it = std::move(next);
-    }
+    for (const_iterator it = begin(); it != end(); ++it) erase(it->first); // it stays valid
   }
 
   size_type size() const noexcept {
@@ -1561,119 +1562,186 @@ private:
     }
     return p;
   }
-  // The smallest position strictly after `after` in node's subtree, or the
-  // smallest of all if `after` is null. A non-null `after` means node is on
-  // after's path: the search starts at after's bucket, and only that bucket's
-  // child is on the path too; later buckets and their children hold larger
-  // hashes and are searched from bucket 0 (the paper's Algorithm 1 restarted
-  // them at after's index, and kept a result across buckets). A chain
-  // hoisted under node (`hoisted`: node was reached through a hoisted
-  // bucket) holds hashes of any of node's buckets, so its smallest competes
-  // with theirs. The caller then looks the key up, which protects the element.
-  std::optional<position> smallest_after(hash_node* node, const position* after, bool hoisted,
-                                         reader_guards& g) const {
-    std::optional<position> in_hoisted;
-    if (hoisted) in_hoisted = smallest_in_chain(node, node->overflow, after, g).best;
-    const auto with_hoisted = [&](std::optional<position> best) {
-      if (in_hoisted && (!best || less(in_hoisted->hash, in_hoisted->key, best->hash, best->key)))
-        return std::move(in_hoisted);
-      return best;
-    };
-    const std::size_t first = after != nullptr ? node->index(after->hash) : 0;
-    for (std::size_t i = first; i < node->size(); ++i) {
-      chain_scan chain = smallest_in_chain(node, node->buckets()[i], after, g);
-      if (chain.child != nullptr) {
-        // The search below reuses g; this frame keeps child alive (compression
-        // may remove it meanwhile; its buckets then read as empty).
-        guard keep_child = make_guard();
-        keep_child.reset_protection(chain.child); // safe: g.anchor protects it
-        std::optional<position> deeper =
-            smallest_after(chain.child, i == first ? after : nullptr, chain.hoisted, g);
-        // Nothing below: we read node's next buckets, and node may be removed
-        // meanwhile (g protects deeper levels now; our caller's keep_child
-        // keeps node).
-        if (!deeper) detail::stress_pause();
-        if (deeper &&
-            (!chain.best || less(deeper->hash, deeper->key, chain.best->hash, chain.best->key)))
-          chain.best = std::move(deeper);
-      }
-      if (chain.best) { // later buckets: larger hashes
-        read_ahead(*node, after != nullptr ? &first : nullptr, i, g);
-        return with_hoisted(std::move(chain.best));
+  // Collectors of the positions a traversal (gather_after) offers: the
+  // smallest (begin, successor, and keys that borrow from their leaf), or
+  // the batch_size smallest, which an iterator then hands out one by one.
+  // Either ignores a position it holds already: a chain whose validation
+  // failed is read again.
+  struct smallest_one {
+    std::optional<position> best;
+    template <class K>
+    bool wants(std::uint64_t h, const K& key) const {
+      return !best || less(h, key, best->hash, best->key);
+    }
+    void add(position p) { best = std::move(p); }
+    bool full() const noexcept { return best.has_value(); }
+    const position& last() const noexcept { return *best; }
+    static constexpr std::size_t read_ahead_buckets = 16;
+  };
+  // An iterator's batch: one traversal from the root gathers the positions
+  // of the next batch_size elements, read ahead of the batch after it; ++
+  // then only looks the next one up. A step had been a traversal of its own,
+  // reading its element's bucket again to find the next: gathering made
+  // iteration 1.35x-1.4x as fast (map_iterate, 1 to 8 threads,
+  // bench/results/README.md).
+  static constexpr std::size_t batch_size = 16;
+  struct batch {
+    batch() { items.reserve(batch_size + 1); }
+    std::vector<position> items; // ascending; from `taken` on not handed out yet
+    std::size_t taken = 0;
+    bool exhausted() const noexcept { return taken == items.size(); }
+    void clear() noexcept {
+      items.clear();
+      taken = 0;
+    }
+    // The collector, filling an empty batch:
+    template <class K>
+    bool wants(std::uint64_t h, const K& key) const {
+      if (items.empty() || less(items.back().hash, items.back().key, h, key)) return !full();
+      const auto at = first_not_before(h, key); // exists: back() is not before key
+      return less(h, key, at->hash, at->key);   // false if at holds key already
+    }
+    void add(position p) {
+      if (items.empty() || less(items.back().hash, items.back().key, p.hash, p.key)) {
+        items.push_back(std::move(p));
+      } else {
+        items.insert(first_not_before(p.hash, p.key), std::move(p));
+        if (items.size() > batch_size) items.pop_back();
       }
     }
-    return in_hoisted;
+    bool full() const noexcept { return items.size() == batch_size; }
+    const position& last() const noexcept { return items.back(); }
+    static constexpr std::size_t read_ahead_buckets = 2 * batch_size;
+
+  private:
+    template <class K>
+    typename std::vector<position>::const_iterator first_not_before(std::uint64_t h,
+                                                                    const K& key) const {
+      return std::partition_point(items.begin(), items.end(),
+                                  [&](const position& q) { return less(q.hash, q.key, h, key); });
+    }
+  };
+
+  // Offers collector c every live position strictly after `after` (every
+  // one if `after` is null) in node's subtree, in bucket order, and stops
+  // once c is full with positions that precede every bucket not read yet: c
+  // then holds the smallest. A non-null `after` means node is on after's
+  // path: the traversal starts at after's bucket, and only that bucket's
+  // child is on the path too; later buckets and their children hold larger
+  // hashes and are read from bucket 0 (the paper's Algorithm 1 restarted
+  // them at after's index). A chain hoisted under node (`hoisted`: node was
+  // reached through a hoisted bucket) holds hashes of any of node's buckets:
+  // it is read first. `prefix`: the hash bits the levels above node consume
+  // (bucket j holds the hashes from prefix | j << shift on). The caller then
+  // looks each key up, which protects its element.
+  template <class Collector>
+  void gather_after(hash_node* node, std::uint64_t prefix, const position* after, bool hoisted,
+                    reader_guards& g, Collector& c) const {
+    if (hoisted) gather_chain(node, node->overflow, after, g, c);
+    const unsigned shift = 64 - node->consumed - node->bits;
+    const std::size_t first = after != nullptr ? node->index(after->hash) : 0;
+    for (std::size_t i = first; i < node->size(); ++i) {
+      const chain_end end = gather_chain(node, node->buckets()[i], after, g, c);
+      if (end.child != nullptr) {
+        // The traversal below reuses g; this frame keeps child alive
+        // (compression may remove it meanwhile; its buckets then read as
+        // empty).
+        guard keep_child = make_guard();
+        keep_child.reset_protection(end.child); // safe: g.anchor protects it
+        gather_after(end.child, prefix | std::uint64_t(i) << shift, i == first ? after : nullptr,
+                     end.hoisted, g, c);
+      }
+      if (i + 1 == node->size()) break;
+      if (c.full() && c.last().hash < (prefix | std::uint64_t(i + 1) << shift)) {
+        read_ahead(*node, after != nullptr ? &first : nullptr, i, Collector::read_ahead_buckets, g);
+        return;
+      }
+      // We read node's next buckets, and node may be removed meanwhile (g
+      // protects deeper levels now; our caller's keep_child keeps node).
+      if (end.child != nullptr) detail::stress_pause();
+    }
   }
 
-  // Iteration takes node's buckets in order, and each step would wait for the
-  // next element's leaf. So a step that found its element in bucket i
+  // Iteration takes node's buckets in order, and each traversal would wait
+  // for the leaves it reads. So a traversal that stopped at bucket i
   // prefetches what the buckets after it, up to i + read_ahead_buckets, lead
-  // to - but for those the step before it did, if its element was in this
-  // node's bucket `before`: so each is prefetched once, a few steps before
-  // it is needed. Halfway there, that first leaf is cached: the step
-  // protects it (g.next: the caller is done with g) and prefetches the leaf
-  // after it, which would otherwise be a miss in a quarter of a sized map's
-  // buckets. relaxed: the words are prefetch addresses only.
-  static constexpr std::size_t read_ahead_buckets = 16;
+  // to - but for those the traversal before it did, if it stopped at this
+  // node's bucket `before`: so each is prefetched once, a traversal or a few
+  // steps before it is read (a batch's traversal reads about batch_size
+  // buckets of a sized map, so it reads twice that far ahead). Halfway
+  // there, that first leaf is cached: the traversal protects it (g.next:
+  // the caller is done with g) and prefetches the leaf after it, which would
+  // otherwise be a miss in a quarter of a sized map's buckets. relaxed: the
+  // words are prefetch addresses only.
+  // A leaf's first and last byte: a leaf not aligned to its size (24 bytes
+  // at an address 16 past a multiple of 32, as glibc hands out half of its
+  // 32-byte chunks) spans two cache lines, and the element read through the
+  // iterator is in the second.
+  static void prefetch_whole_leaf(const leaf* l) noexcept {
+    __builtin_prefetch(l);
+    __builtin_prefetch(reinterpret_cast<const char*>(l + 1) - 1);
+  }
   static void read_ahead(hash_node& node, const std::size_t* before, std::size_t i,
-                         reader_guards& g) noexcept {
+                         std::size_t read_ahead_buckets, reader_guards& g) noexcept {
     const auto first_new = [&](std::size_t distance) {
       return before != nullptr ? std::max(i, *before + distance) + 1 : i + 1;
     };
     const auto end = [&](std::size_t distance) { return std::min(node.size(), i + 1 + distance); };
     for (std::size_t j = first_new(read_ahead_buckets); j < end(read_ahead_buckets); ++j) {
       const word w = node.buckets()[j].load(std::memory_order_relaxed);
-      if (!is_hash(w) || level_below(node, w) != nullptr) __builtin_prefetch(pointer_of(w));
+      if (!is_hash(w))
+        prefetch_whole_leaf(leaf_of(w));
+      else if (const hash_node* below = level_below(node, w))
+        __builtin_prefetch(below);
     }
-    constexpr std::size_t halfway = read_ahead_buckets / 2;
+    const std::size_t halfway = read_ahead_buckets / 2;
     for (std::size_t j = first_new(halfway); j < end(halfway); ++j) {
       const word w = g.next.protect(node.buckets()[j], leaf_or_null);
       if (is_hash(w)) continue;
       const word second = leaf_of(w)->next.load(std::memory_order_relaxed);
-      if (!is_hash(second)) __builtin_prefetch(leaf_of(second));
+      if (!is_hash(second)) prefetch_whole_leaf(leaf_of(second));
     }
   }
 
-  // One chain of node (from a bucket or the overflow): its smallest position
-  // after `after`, and the level it continues in (g.anchor protects it) and
-  // whether through a hoisted bucket. A failed validation rescans the chain.
-  struct chain_scan {
-    std::optional<position> best;
+  // Offers c the live positions after `after` in one chain of node (from a
+  // bucket or the overflow); returns the level it continues in (g.anchor
+  // protects it) and whether through a hoisted bucket. A failed validation
+  // reads the chain again.
+  struct chain_end {
     hash_node* child = nullptr;
     bool hoisted = false;
   };
-  chain_scan smallest_in_chain(const hash_node* node, const std::atomic<word>& first,
-                               const position* after, reader_guards& g) const {
-    chain_scan r;
-    for (bool valid = false; !valid;) {
-      r.best.reset();
-      r.child = nullptr;
+  template <class Collector>
+  chain_end gather_chain(const hash_node* node, const std::atomic<word>& first,
+                         const position* after, reader_guards& g, Collector& c) const {
+    for (;;) {
       const std::atomic<word>* anchor = &first;
       word anchor_value = g.cur.protect(*anchor, leaf_or_null);
       g.run.reset_protection(leaf_or_null(anchor_value));
       word w = anchor_value;
       const leaf* last = nullptr;
       word last_next = 0;
-      valid = true;
+      bool valid = true;
       while (!is_hash(w)) {
         const leaf* cur = leaf_of(w);
         const word nw = cur->next.load(std::memory_order_acquire); // [trie.read]
         const std::uint64_t h = leaf_hash(*cur);
         if (!is_deleted(nw) &&
             (after == nullptr || less(after->hash, after->key, h, LeafPolicy::key(*cur))) &&
-            (!r.best || less(h, LeafPolicy::key(*cur), r.best->hash, r.best->key)))
-          r.best.emplace(position_of(h, cur)); // cur: g.cur protects it
+            c.wants(h, LeafPolicy::key(*cur)))
+          c.add(position_of(h, cur)); // cur: g.cur protects it
         if (!(valid = step(g, cur, nw, anchor, anchor_value))) break;
         last = cur;
         last_next = nw;
         w = unmarked(nw);
       }
+      if (!valid) continue;
       // A frozen bucket is empty; an overflow ends at node itself.
-      if (!valid || (r.child = level_below(*node, w)) == nullptr) continue;
+      chain_end r{level_below(*node, w)};
+      if (r.child == nullptr) return r;
       r.hoisted = is_hoisted(w);
-      valid = descend(g, r.child, last, last_next, anchor, anchor_value);
+      if (descend(g, r.child, last, last_next, anchor, anchor_value)) return r;
     }
-    return r;
   }
 
   // The first live leaf after `after` (all of them if null), protected by
@@ -1681,10 +1749,36 @@ private:
   const leaf* next_after(const position* after, reader_guards& g) const {
     std::optional<position> erased;
     for (;;) {
-      std::optional<position> p = smallest_after(root_, after, false, g);
-      if (!p) return nullptr;
-      detail::stress_pause(); // others may remove and reclaim p's leaf meanwhile
-      if (const leaf* l = lookup(p->hash, p->key, g)) return l;
+      smallest_one c;
+      gather_after(root_, 0, after, false, g, c);
+      if (!c.best) return nullptr;
+      detail::stress_pause(); // others may remove and reclaim its leaf meanwhile
+      if (const leaf* l = lookup(c.best->hash, c.best->key, g)) return l;
+      erased = std::move(c.best); // erased meanwhile: go on after it
+      after = &*erased;
+    }
+  }
+  // The same, from the positions gathered `ahead` of `after` (ascending, all
+  // after it), gathering the next batch when those run out. If a call
+  // throws, every position still ahead stays there.
+  const leaf* next_after(const position* after, batch& ahead, reader_guards& g) const {
+    std::optional<position> erased;
+    for (;;) {
+      if (ahead.exhausted()) {
+        ahead.clear();
+        try {
+          gather_after(root_, 0, after, false, g, ahead);
+        } catch (...) { // a partial batch may lack positions before its last
+          ahead.clear();
+          throw;
+        }
+        if (ahead.exhausted()) return nullptr;
+      }
+      detail::stress_pause(); // others may remove and reclaim its leaf meanwhile
+      position& p = ahead.items[ahead.taken];
+      const leaf* l = lookup(p.hash, p.key, g);
+      ++ahead.taken;
+      if (l != nullptr) return l;
       erased = std::move(p); // erased meanwhile: go on after it
       after = &*erased;
     }
@@ -1708,7 +1802,9 @@ public:
   /// It holds a guard on its element (and a read-side section), so the
   /// element it refers to stays valid (with the value it had when reached)
   /// even if it is erased or replaced meanwhile. Copying an iterator takes
-  /// another guard. Under RCU policies an iterator is a read-side section:
+  /// another guard. From its first ++ on, it also holds a heap block with
+  /// the positions of up to 16 elements ahead (copies of their keys), which
+  /// a copy copies. Under RCU policies an iterator is a read-side section:
   /// keep it on its thread and not for long (it holds back all reclamation).
   class const_iterator {
   public:
@@ -1724,6 +1820,8 @@ public:
         section_ = Reclamation::read_section();
         hp_ = make_guard();
         hp_.reset_protection(leaf_); // safe: o's guard protects it
+        if constexpr (!LeafPolicy::position_key_borrows)
+          if (o.ahead_) ahead_ = std::make_unique<batch>(*o.ahead_);
       }
     }
     const_iterator(const_iterator&&) noexcept = default;
@@ -1740,7 +1838,12 @@ public:
       // (reused: see position).
       const position here{map_->leaf_hash(*leaf_), position_key(LeafPolicy::key(*leaf_))};
       reader g;
-      leaf_ = map_->next_after(&here, *g);
+      if constexpr (LeafPolicy::position_key_borrows) { // a batch would hold a guard per key
+        leaf_ = map_->next_after(&here, *g);
+      } else {
+        if (!ahead_) ahead_ = std::make_unique<batch>();
+        leaf_ = map_->next_after(&here, *ahead_, *g);
+      }
       if (leaf_ != nullptr)
         hp_.reset_protection(leaf_); // safe: g.cur protects it
       else
@@ -1770,6 +1873,9 @@ public:
     const leaf* leaf_ = nullptr;
     [[no_unique_address]] section section_; // before hp_: outlives the protection
     guard hp_;
+    // Positions gathered after this one (see batch), allocated at the first
+    // ++; a copy copies them.
+    std::unique_ptr<batch> ahead_;
   };
 };
 

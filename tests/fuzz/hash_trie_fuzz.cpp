@@ -94,6 +94,7 @@ class session {
   // The model: the map's iteration order is (mixed hash, key).
   struct entry {
     std::uint64_t value, version;
+    std::uint64_t since; // the version at which the key became present
   };
   using position = std::pair<std::uint64_t, key>;
   // An iterator kept across calls, with what it reached.
@@ -101,6 +102,7 @@ class session {
     iterator it;
     key k = 0;
     entry reached{};
+    std::uint64_t since = 0; // the last version before the iterator was made
   };
 
 public:
@@ -141,7 +143,19 @@ private:
   }
   void hold(held& h, iterator it) {
     h.it = std::move(it);
+    h.since = versions_;
     remember(h);
+  }
+  // After ++ on h.it, which had reached h.k: the next key present now, or one
+  // further on, past keys that became present after the iterator was made
+  // (iteration is weakly consistent: those may or may not be visited).
+  void check_stepped(const held& h) {
+    auto m = model_.upper_bound(position_of(h.k));
+    for (; m != model_.end(); ++m) {
+      if (h.it != map_.end() && m->first.second == h.it->first) break;
+      FUZZ_CHECK(m->second.since > h.since); // skipped: newer than the iterator
+    }
+    check_reached(h.it, m);
   }
   void remember(held& h) { // call right after h.it was checked against the model
     if (h.it == map_.end()) return;
@@ -152,10 +166,12 @@ private:
   void inserted(key k, const std::pair<iterator, bool>& r, std::uint64_t v, bool assign) {
     const auto m = model_.find(position_of(k));
     FUZZ_CHECK(r.second == (m == model_.end()));
-    if (m == model_.end())
-      model_.emplace(position_of(k), entry{v, ++versions_});
-    else if (assign)
-      m->second = entry{v, ++versions_};
+    if (m == model_.end()) {
+      ++versions_;
+      model_.emplace(position_of(k), entry{v, versions_, versions_});
+    } else if (assign) {
+      m->second = entry{v, ++versions_, m->second.since};
+    }
     check_reached(r.first, model_.find(position_of(k)));
   }
 
@@ -237,11 +253,11 @@ private:
       check_reached(map_.begin(), model_.begin());
       hold(next_slot(), map_.begin());
       break;
-    case 8: { // ++ on a kept iterator: the successor of its key now
+    case 8: { // ++ on a kept iterator: the next key, as check_stepped allows
       held& h = next_slot();
       if (h.it == map_.end()) break;
       ++h.it;
-      check_reached(h.it, model_.upper_bound(position_of(h.k)));
+      check_stepped(h);
       remember(h);
       break;
     }

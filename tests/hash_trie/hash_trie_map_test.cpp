@@ -429,6 +429,57 @@ TYPED_TEST(HashTrieMap, IterationIsInHashOrderAndComplete) {
   EXPECT_EQ(none.begin(), none.end());
 }
 
+// An iterator carries the positions it gathered after its element; a copy
+// carries them too, and the two go on alike while keys ahead of them (or
+// behind) are erased.
+TYPED_TEST(HashTrieMap, CopiesOfAnIteratorGoOnAlike) {
+  map_for<TypeParam, long, long> m(hash_trie_config{2, 2, 2});
+  constexpr long stable = 3000, doomed = 1000;
+  for (long k = 0; k < stable + doomed; ++k) m.insert({k, k});
+  std::set<long> seen;
+  long next_doomed = stable;
+  for (auto it = m.begin(); it != m.end();) {
+    ASSERT_TRUE(seen.insert(it->first).second) << "visited twice";
+    if (next_doomed < stable + doomed) m.erase(next_doomed++);
+    auto copy = it;
+    const auto old = it++;
+    ASSERT_EQ(old, copy);
+    ++copy;
+    ASSERT_EQ(copy, it);
+  }
+  for (long k = 0; k < stable; ++k) ASSERT_EQ(seen.count(k), 1u) << "stable key missed";
+}
+
+// A step that throws (KeyEqual, as it looks the next key up) leaves the
+// iterator at its element; the next step goes on from there, and no key is
+// skipped or visited twice.
+TYPED_TEST(HashTrieMap, AStepThatThrowsLeavesTheIteratorWhereItWas) {
+  lfcore::hash_trie_map<long, long, constant_hash, failing_equal,
+                        std::allocator<std::pair<const long, long>>, TypeParam>
+      m(hash_trie_config{1, 1, 2});
+  constexpr long n = 200;
+  for (long k = 0; k < n; ++k) m.insert({k, k});
+  std::set<long> seen;
+  int threw = 0;
+  int fault = 0;
+  for (auto it = m.begin(); it != m.end();) {
+    ASSERT_TRUE(seen.insert(it->first).second) << "visited twice";
+    const long at = it->first;
+    fail_comparison_at = 1 + fault++ % 4; // the step's first to fourth comparison throws
+    try {
+      ++it;
+    } catch (const comparison_failed&) {
+      ++threw;
+      ASSERT_EQ(it->first, at) << "a failed step moved the iterator";
+      fail_comparison_at = 0;
+      ++it; // now without a fault
+    }
+    fail_comparison_at = 0;
+  }
+  EXPECT_EQ(seen.size(), std::size_t(n));
+  EXPECT_GT(threw, n / 2);
+}
+
 TYPED_TEST(HashTrieMap, ClearErasesEverything) {
   map_for<TypeParam, long, long> m(tiny);
   for (long k = 0; k < 1000; ++k) m.insert({k, k});

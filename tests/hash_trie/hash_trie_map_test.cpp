@@ -885,6 +885,23 @@ TYPED_TEST(HashTrieMap, ConcurrentInsertEraseAssignKeepsValuesWhole) {
   EXPECT_EQ(keys_in_order(m).size(), present);
 }
 
+// Starts two threads that insert(k) or erase(k), at random, odd keys k below
+// 2 * range until stop is set (iteration tests keep the even keys stable).
+template <class Insert, class Erase>
+void churn_odd_keys(std::vector<std::thread>& churn, const std::atomic<bool>& stop, long range,
+                    unsigned seed, Insert insert, Erase erase) {
+  for (unsigned t = 0; t < 2; ++t)
+    churn.emplace_back([&stop, range, insert, erase, rng = std::mt19937(seed + t)]() mutable {
+      while (!stop.load()) {
+        const long k = 2 * static_cast<long>(rng() % static_cast<unsigned long>(range)) + 1;
+        if (rng() % 2)
+          insert(k);
+        else
+          erase(k);
+      }
+    });
+}
+
 // Keys in `stable` stay for the whole iteration; others come and go.
 TYPED_TEST(HashTrieMap, IterationUnderMutationVisitsStableKeysOnce) {
   map_for<TypeParam, long, long> m(hash_trie_config{1, 1, 2});
@@ -892,17 +909,12 @@ TYPED_TEST(HashTrieMap, IterationUnderMutationVisitsStableKeysOnce) {
   for (long k = 0; k < stable; ++k) m.insert({2 * k, 0}); // even keys are stable
   std::atomic<bool> stop{false};
   std::vector<std::thread> churn;
-  for (int t = 0; t < 2; ++t)
-    churn.emplace_back([&, t] {
-      std::mt19937 rng(static_cast<unsigned>(t + 10));
-      while (!stop.load()) {
-        const long k = 2 * static_cast<long>(rng() % 5000) + 1; // odd keys churn
-        if (rng() % 2)
-          m.insert({k, 1});
-        else
-          m.erase(k);
-      }
-    });
+  churn_odd_keys(
+      churn, stop, 5000, 10,
+      [&](long k) {
+        m.insert({k, 1});
+      },
+      [&](long k) { m.erase(k); });
   // Under RCU the iterating thread is in a read-side section for a whole
   // round, so no grace period ends meanwhile, and liburcu (memb) wakes the
   // waiting grace-period thread at every other reader's exit: under TSan a
@@ -944,17 +956,8 @@ TYPED_TEST(HashTrieMap, IterationKeepsBorrowedKeysReadableWhileTheirElementsGo) 
   for (long k = 0; k < stable; ++k) insert(2 * k); // even keys are stable
   std::atomic<bool> stop{false};
   std::vector<std::thread> churn;
-  for (int t = 0; t < 2; ++t)
-    churn.emplace_back([&, t] {
-      std::mt19937 rng(static_cast<unsigned>(t + 20));
-      while (!stop.load()) {
-        const long k = 2 * static_cast<long>(rng() % 1000) + 1; // odd keys churn
-        if (rng() % 2)
-          insert(k);
-        else
-          m.erase(std::string_view(name(k)));
-      }
-    });
+  churn_odd_keys(churn, stop, 1000, 20, insert,
+                 [&](long k) { m.erase(std::string_view(name(k))); });
   // Fewer rounds under RCU, as in IterationUnderMutationVisitsStableKeysOnce.
   const int rounds = TypeParam::bounded_garbage ? 20 : 5;
   for (int round = 0; round < rounds; ++round) {

@@ -1541,10 +1541,10 @@ private:
   // may borrow from the leaf (lfht's keys: pointers to text the element
   // frees), a guard on the leaf it was copied from. The guard is empty when
   // the caller vouches for the key, as successor() and operator++ do. Keys
-  // that own their copy take none: a step may copy several candidates, and
-  // taking and returning a guard for each, with operator++ taking a fresh
-  // one for its element, made iteration 1.05x-1.12x slower (map_iterate,
-  // 1 to 8 threads, bench/results/README.md).
+  // that own their copy take none: when each step was a traversal, taking
+  // and returning a guard for each candidate it copied, with operator++
+  // taking a fresh one for its element, made iteration 1.05x-1.12x slower
+  // (map_iterate, 1 to 8 threads, bench/results/README.md).
   using position_key = typename LeafPolicy::position_key;
   struct no_keeper {};
   struct position {

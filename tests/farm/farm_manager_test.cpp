@@ -90,11 +90,22 @@ TEST(farm_manager, stepped_arrivals_converge_to_the_model_without_oscillating) {
   for (const phase& p : phases) {
     const unsigned phase_want = predicted(trace, p);
     const double settled = p.from + (p.to - p.from) * 2 / 3; // the last third of the phase
-    int periods = 0, met = 0, sized = 0;
+    int periods = 0, met = 0, judged = 0, sized = 0;
+    // A period that missed the contract (a stall of this shared machine, or of
+    // qemu's emulation) rightly makes the manager grow, in it and the next,
+    // and R4 then holds that size for hold_periods: those are not judged
+    // against the model.
+    std::size_t unjudged = 0;
     for (const auto& r : trace) {
       if (r.state.time <= settled || r.state.time > p.to) continue;
       ++periods;
       met += r.state.contract_met;
+      if (!r.state.contract_met) unjudged = 2 + mo.hold_periods;
+      if (unjudged > 0) {
+        --unjudged;
+        continue;
+      }
+      ++judged;
       // The model on the T_w measured then (under load - sanitizers, tests in
       // parallel - a 2 ms sleep can take 3 ms for a while, and the manager
       // must follow that, not the phase's average), within the manager's
@@ -108,9 +119,9 @@ TEST(farm_manager, stepped_arrivals_converge_to_the_model_without_oscillating) {
       sized += r.workers_after >= low && r.workers_after <= high;
     }
     ASSERT_GT(periods, 3);
-    // This machine is shared: a burst of noise can cost a period or two.
-    EXPECT_GE(sized, periods * 4 / 5) << "want about " << phase_want << " and the margins\n"
-                                      << csv.str();
+    // This machine is shared: a burst of noise can cost a period or two more.
+    EXPECT_GE(sized, judged * 4 / 5) << "want about " << phase_want << " and the margins\n"
+                                     << csv.str();
     EXPECT_GE(met, periods * 4 / 5) << csv.str();
   }
   // The goal is one reversal per step (the start from one worker is a step

@@ -145,7 +145,6 @@
 #pragma once
 
 #include "lfcore/cache_padded.hpp"
-#include "lfcore/config.hpp"
 #include "lfcore/detail/bucket_summary.hpp"
 #include "lfcore/detail/pair_leaf_policy.hpp"
 #include "lfcore/detail/prefault.hpp"
@@ -1662,6 +1661,14 @@ private:
     }
   }
 
+  // A leaf's first and last byte: a leaf not aligned to its size (24 bytes
+  // at an address 16 past a multiple of 32, as glibc hands out half of its
+  // 32-byte chunks) spans two cache lines, and the element read through the
+  // iterator is in the second.
+  static void prefetch_whole_leaf(const leaf* l) noexcept {
+    __builtin_prefetch(l);
+    __builtin_prefetch(reinterpret_cast<const char*>(l + 1) - 1);
+  }
   // Iteration takes node's buckets in order, and each traversal would wait
   // for the leaves it reads. So a traversal that stopped at bucket i
   // prefetches what the buckets after it, up to i + read_ahead_buckets, lead
@@ -1673,14 +1680,6 @@ private:
   // the caller is done with g) and prefetches the leaf after it, which would
   // otherwise be a miss in a quarter of a sized map's buckets. relaxed: the
   // words are prefetch addresses only.
-  // A leaf's first and last byte: a leaf not aligned to its size (24 bytes
-  // at an address 16 past a multiple of 32, as glibc hands out half of its
-  // 32-byte chunks) spans two cache lines, and the element read through the
-  // iterator is in the second.
-  static void prefetch_whole_leaf(const leaf* l) noexcept {
-    __builtin_prefetch(l);
-    __builtin_prefetch(reinterpret_cast<const char*>(l + 1) - 1);
-  }
   static void read_ahead(hash_node& node, const std::size_t* before, std::size_t i,
                          std::size_t read_ahead_buckets, reader_guards& g) noexcept {
     const auto first_new = [&](std::size_t distance) {
@@ -1706,7 +1705,8 @@ private:
   // Offers c the live positions after `after` in one chain of node (from a
   // bucket or the overflow); returns the level it continues in (g.anchor
   // protects it) and whether through a hoisted bucket. A failed validation
-  // reads the chain again.
+  // reads the chain again; it fails only when another thread changed the
+  // chain (lock-free, as a lookup).
   struct chain_end {
     hash_node* child = nullptr;
     bool hoisted = false;

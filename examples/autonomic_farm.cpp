@@ -3,6 +3,7 @@
 // fewest workers), with a user sensor in the trace and a user rule that
 // logs every violation. Prints the CSV trace and a summary; exits non-zero if
 // a task went missing or the farm ended with more workers than it may need.
+#include <lfcore/farm.hpp>
 #include <lfcore/farm_manager.hpp>
 #include <lfcore/farm_model.hpp>
 

@@ -61,7 +61,7 @@
 // and step from one thread; trace() and reversals() from any thread.
 #pragma once
 
-#include "lfcore/farm.hpp"
+#include "lfcore/farm_base.hpp"
 
 #include <chrono>
 #include <condition_variable>

@@ -5,6 +5,7 @@
 // Workers sleep for their service time (latency-bound tasks), so that up to 8
 // workers overlap on this project's 2-core machine and the test does not
 // depend on CPU speed; the source follows an absolute arrival schedule.
+#include <lfcore/farm.hpp>
 #include <lfcore/farm_manager.hpp>
 
 #include <gtest/gtest.h>

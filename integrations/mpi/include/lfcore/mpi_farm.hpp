@@ -70,7 +70,7 @@
 // with a codec (see codec below).
 #pragma once
 
-#include "lfcore/farm.hpp"
+#include "lfcore/farm_base.hpp"
 #include "lfcore/unbounded_mpmc_queue.hpp"
 #include "lfcore/work_stealing_pool.hpp"
 

@@ -1,5 +1,5 @@
-// lib/farm.cpp - the type-independent half of lfcore::farm.
-#include "lfcore/farm.hpp"
+// lib/farm_base.cpp - the type-independent half of lfcore::farm.
+#include "lfcore/farm_base.hpp"
 
 #include <stdexcept>
 

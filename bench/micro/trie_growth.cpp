@@ -8,12 +8,13 @@
 // sized for n (hash_trie_config::for_expected_size) keeps one bucket and one
 // leaf per lookup. This fills one map of each shape with n keys in `steps` equal
 // steps and prints, after each step, the nanoseconds per insert of that step,
-// per lookup of a present key (random among all so far) and the heap bytes
-// per key (glibc mallinfo2). One thread; the numbers are for comparing the
-// shapes in one run, not across machines.
+// per lookup of a present key (random among all so far), per element of an
+// iteration over the whole map, and the heap bytes per key (glibc
+// mallinfo2). One thread; the numbers are for comparing the shapes in one
+// run, not across machines.
 //
 // usage: trie_growth [n = 4000000] [steps = 16]; exits 1 if a present key
-// was not found.
+// was not found or an iteration did not visit each key once.
 #include "trie_bench.hpp"
 
 #include <malloc.h> // malloc_trim
@@ -49,9 +50,18 @@ bool run(u64 n, u64 steps, const char* shape, lfcore::hash_trie_config config) {
     u64 found = 0;
     for (u64 i = 0; i < step; ++i) found += m.contains(key((i * 2654435761u) % present));
     const double hit_ns = ns_since(lookups) / static_cast<double>(step);
-    all_found = all_found && found == step;
-    std::printf("| %s | %llu | %.0f | %.0f | %.1f |\n", shape,
-                static_cast<unsigned long long>(present), insert_ns, hit_ns,
+    const auto iteration = clock_type::now();
+    u64 visited = 0, value_sum = 0;
+    for (const auto& kv : m) {
+      value_sum += kv.second;
+      ++visited;
+    }
+    const double iterate_ns = ns_since(iteration) / static_cast<double>(present);
+    // Values are 0..present-1, each once: their sum shows no key was visited twice.
+    all_found = all_found && found == step && visited == present &&
+                value_sum == present * (present - 1) / 2;
+    std::printf("| %s | %llu | %.0f | %.0f | %.0f | %.1f |\n", shape,
+                static_cast<unsigned long long>(present), insert_ns, hit_ns, iterate_ns,
                 (heap_bytes() - before) / static_cast<double>(present));
   }
   return all_found;
@@ -66,14 +76,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: trie_growth [n > 0] [steps in 1..n]\n");
     return 2;
   }
-  std::printf("| shape | keys | ns per insert (this step) | ns per hit | heap bytes per key |\n"
-              "|---|---:|---:|---:|---:|\n");
+  std::printf("| shape | keys | ns per insert (this step) | ns per hit | ns per element "
+              "iterated | heap bytes per key |\n"
+              "|---|---:|---:|---:|---:|---:|\n");
   const lfcore::hash_trie_config plain{}, sized = lfcore::hash_trie_config::for_expected_size(n);
   char plain_name[64], sized_name[64];
   std::snprintf(plain_name, sizeof plain_name, "default (2^%u root)", plain.root_bits);
   std::snprintf(sized_name, sizeof sized_name, "sized for n (2^%u root)", sized.root_bits);
   const bool plain_ok = run(n, steps, plain_name, plain);
   const bool ok = run(n, steps, sized_name, sized) && plain_ok;
-  if (!ok) std::fprintf(stderr, "trie_growth: a present key was not found\n");
+  if (!ok) std::fprintf(stderr, "trie_growth: a present key was not found or iterated twice\n");
   return ok ? 0 : 1;
 }

@@ -117,7 +117,8 @@
 // lead to (read_ahead): a sized map of 1e6 keys iterates at 60-65 ns per
 // element on one thread, 1.5x-6.4x as fast as the lock-free peers and
 // 0.04x-0.66x as fast as the maps whose iterators walk an array or a list in
-// a few instructions a step (bench/results/README.md, "Iteration").
+// a few instructions a step (bench/results/README.md, "Iteration"); the same
+// keys under the default root, in levels below it, at about 105 ns.
 // size(): the sum of per-thread-shard counters; exact when no operation runs
 // concurrently, otherwise within the number of concurrent inserts and erases.
 // Memory: leaves and hash nodes come from Allocator (rebound), which must be
@@ -1675,31 +1676,99 @@ private:
   // to - but for those the traversal before it did, if it stopped at this
   // node's bucket `before`: so each is prefetched once, a traversal or a few
   // steps before it is read (a batch's traversal reads about batch_size
-  // buckets of a sized map, so it reads twice that far ahead). Halfway
-  // there, that first leaf is cached: the traversal protects it (g.next:
-  // the caller is done with g) and prefetches the leaf after it, which would
-  // otherwise be a miss in a quarter of a sized map's buckets. relaxed: the
-  // words are prefetch addresses only.
-  static void read_ahead(hash_node& node, const std::size_t* before, std::size_t i,
-                         std::size_t read_ahead_buckets, reader_guards& g) noexcept {
-    const auto first_new = [&](std::size_t distance) {
-      return before != nullptr ? std::max(i, *before + distance) + 1 : i + 1;
+  // buckets of a sized map, so it reads twice that far ahead). The leaves of
+  // a chain are misses one after another, so nearer buckets go further in:
+  // * at the full distance, a bucket's first leaf, or the level it leads to;
+  // * at half of it, a bucket's second leaf (its first is cached by then:
+  //   the traversal protects it and reads its link; a miss in a quarter of a
+  //   sized map's buckets otherwise), or the first leaf of each chain of the
+  //   level it leads to;
+  // * at a quarter, an eighth, ... of it, one more leaf of such a level's
+  //   hoisted chain each. A map past its root has a level under each root
+  //   bucket, whose hoisted chain holds chain_threshold leaves.
+  // relaxed: the words are prefetch addresses only. g's guards are free:
+  // the caller is done with them. Always inlined: out of line (where its
+  // level cases left it), a sized map's iteration took about 1.05x as long.
+  [[gnu::always_inline]] void read_ahead(hash_node& node, const std::size_t* before, std::size_t i,
+                                         std::size_t read_ahead_buckets,
+                                         reader_guards& g) const noexcept {
+    // The buckets that came within `distance` of i since `before`.
+    const auto newly_within = [&](std::size_t distance) {
+      const std::size_t from = before != nullptr ? std::max(i, *before + distance) + 1 : i + 1;
+      return std::pair{from, std::min(node.size(), i + 1 + distance)};
     };
-    const auto end = [&](std::size_t distance) { return std::min(node.size(), i + 1 + distance); };
-    for (std::size_t j = first_new(read_ahead_buckets); j < end(read_ahead_buckets); ++j) {
+    for (auto [j, end] = newly_within(read_ahead_buckets); j < end; ++j) {
       const word w = node.buckets()[j].load(std::memory_order_relaxed);
       if (!is_hash(w))
         prefetch_whole_leaf(leaf_of(w));
       else if (const hash_node* below = level_below(node, w))
-        __builtin_prefetch(below);
+        prefetch_whole_level(below, child_bits(&node));
     }
-    const std::size_t halfway = read_ahead_buckets / 2;
-    for (std::size_t j = first_new(halfway); j < end(halfway); ++j) {
-      const word w = g.next.protect(node.buckets()[j], leaf_or_null);
-      if (is_hash(w)) continue;
-      const word second = leaf_of(w)->next.load(std::memory_order_relaxed);
-      if (!is_hash(second)) prefetch_whole_leaf(leaf_of(second));
+    for (auto [j, end] = newly_within(read_ahead_buckets / 2); j < end; ++j) {
+      const word w = g.next.protect(node.buckets()[j], pointer_of);
+      if (!is_hash(w))
+        prefetch_first_leaf(leaf_of(w)->next); // g.next protects that leaf
+      else if (hash_node* below = level_below(node, w))
+        prefetch_first_leaves(*below); // g.next protects below
     }
+    // Levels only from here (a sized map has few): one look at each bucket
+    // that came within reach of any of the nearer distances.
+    const std::size_t near_end = newly_within(read_ahead_buckets / 4).second;
+    for (std::size_t j = newly_within(1).first; j < near_end; ++j) {
+      if (level_below(node, node.buckets()[j].load(std::memory_order_relaxed)) == nullptr) continue;
+      std::size_t links = 1;
+      for (std::size_t distance = read_ahead_buckets / 4; distance > 0; distance /= 2, ++links) {
+        const auto [from, end] = newly_within(distance);
+        if (from <= j && j < end) prefetch_hoisted_leaf(node, j, links, g);
+      }
+    }
+  }
+  static void prefetch_whole_level(const hash_node* level, unsigned bits) noexcept {
+    constexpr std::uintptr_t line_bytes = 64; // what a prefetch loads
+    const auto at = reinterpret_cast<std::uintptr_t>(level);
+    const std::uintptr_t end = at + node_words(bits) * sizeof(word);
+    for (std::uintptr_t line = at & ~(line_bytes - 1); line < end; line += line_bytes)
+      __builtin_prefetch(reinterpret_cast<const void*>(line));
+  }
+  // The first leaf of each chain of a level, which a guard protects.
+  [[gnu::noinline]] static void prefetch_first_leaves(hash_node& level) noexcept {
+    prefetch_first_leaf(level.overflow);
+    for (std::size_t k = 0; k < level.size(); ++k) prefetch_first_leaf(level.buckets()[k]);
+  }
+  // The leaf `links` links into the hoisted chain of the level below node's
+  // bucket j.
+  [[gnu::noinline]] static void prefetch_hoisted_leaf(hash_node& node, std::size_t j,
+                                                      std::size_t links,
+                                                      reader_guards& g) noexcept {
+    if (hash_node* below = level_below(node, g.anchor.protect(node.buckets()[j], pointer_of)))
+      prefetch_chain_leaf(below->overflow, links, g); // g.anchor protects below
+  }
+  // The first leaf of a chain (a relaxed look: an overflow is 0 until its
+  // chain is hoisted).
+  static void prefetch_first_leaf(const std::atomic<word>& first) noexcept {
+    const word w = first.load(std::memory_order_relaxed);
+    if (w != 0 && !is_hash(w)) prefetch_whole_leaf(leaf_of(w));
+  }
+  // The leaf `links` links (at least 1) into the chain that starts at
+  // `first`, whose owner g.anchor protects, as for a traversal. The leaves
+  // before it, which earlier passes prefetched, are walked as a traversal
+  // walks them (step), with g's guards; a validation that fails ends the
+  // walk (another thread changed the chain; this is a hint).
+  static void prefetch_chain_leaf(const std::atomic<word>& first, std::size_t links,
+                                  reader_guards& g) noexcept {
+    if (first.load(std::memory_order_relaxed) == 0) return;
+    const std::atomic<word>* anchor = &first;
+    word anchor_value = g.cur.protect(first, leaf_or_null);
+    g.run.reset_protection(leaf_or_null(anchor_value));
+    word w = anchor_value;
+    for (; links > 1 && !is_hash(w); --links) {
+      const leaf* cur = leaf_of(w);
+      const word nw = cur->next.load(std::memory_order_acquire); // [trie.read]
+      if (!step(g, cur, nw, anchor, anchor_value)) return;
+      w = unmarked(nw);
+    }
+    if (is_hash(w)) return;
+    prefetch_first_leaf(leaf_of(w)->next); // g.cur protects that leaf
   }
 
   // Offers c the live positions after `after` in one chain of node (from a

@@ -85,6 +85,8 @@ int main(int argc, char** argv) {
   std::snprintf(sized_name, sizeof sized_name, "sized for n (2^%u root)", sized.root_bits);
   const bool plain_ok = run(n, steps, plain_name, plain);
   const bool ok = run(n, steps, sized_name, sized) && plain_ok;
-  if (!ok) std::fprintf(stderr, "trie_growth: a present key was not found or iterated twice\n");
+  if (!ok)
+    std::fprintf(stderr, "trie_growth: a present key was not found, or an iteration did not "
+                         "visit each key once\n");
   return ok ? 0 : 1;
 }

@@ -1712,7 +1712,9 @@ private:
         prefetch_first_leaves(*below); // g.next protects below
     }
     // Levels only from here (a sized map has few): one look at each bucket
-    // that came within reach of any of the nearer distances.
+    // that came within reach of any of the nearer distances. relaxed: a
+    // stale word only skips or wastes a hint; prefetch_hoisted_leaf protects
+    // the bucket's level and reads the word again.
     const std::size_t near_end = newly_within(read_ahead_buckets / 4).second;
     for (std::size_t j = newly_within(1).first; j < near_end; ++j) {
       if (level_below(node, node.buckets()[j].load(std::memory_order_relaxed)) == nullptr) continue;
@@ -1743,8 +1745,8 @@ private:
     if (hash_node* below = level_below(node, g.anchor.protect(node.buckets()[j], pointer_of)))
       prefetch_chain_leaf(below->overflow, links, g); // g.anchor protects below
   }
-  // The first leaf of a chain (a relaxed look: an overflow is 0 until its
-  // chain is hoisted).
+  // The first leaf of a chain (relaxed: the word is only a prefetch
+  // address; an overflow is 0 until its chain is hoisted).
   static void prefetch_first_leaf(const std::atomic<word>& first) noexcept {
     const word w = first.load(std::memory_order_relaxed);
     if (w != 0 && !is_hash(w)) prefetch_whole_leaf(leaf_of(w));
@@ -1753,7 +1755,10 @@ private:
   // `first`, whose owner g.anchor protects, as for a traversal. The leaves
   // before it, which earlier passes prefetched, are walked as a traversal
   // walks them (step), with g's guards; a validation that fails ends the
-  // walk (another thread changed the chain; this is a hint).
+  // walk (another thread changed the chain; this is a hint). Progress: at
+  // most `links` steps and no retry, so it ends as soon as its protects do.
+  // relaxed on the overflow: it leaves 0 once, before its chain is hoisted,
+  // and a stale 0 only skips the hint.
   static void prefetch_chain_leaf(const std::atomic<word>& first, std::size_t links,
                                   reader_guards& g) noexcept {
     if (first.load(std::memory_order_relaxed) == 0) return;

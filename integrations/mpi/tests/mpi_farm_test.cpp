@@ -315,6 +315,39 @@ void freeze(int ranks) {
 
 // The manager of farm_manager.hpp with ranks as its workers: arrivals every
 // 2 ms, tasks of 200 us: one rank keeps up, so it shrinks the farm to one.
+//
+// This machine is shared, and a stall (a rank descheduled mid-task, MPI's
+// round trips slowed by other processes) rightly makes the manager grow: the
+// contract goes unmet, or the measured T_w says one rank is not enough. Such
+// a period, and the 2 + hold_periods after it (the grow takes two periods to
+// confirm, then R4 holds the size), are disturbed and not judged; the
+// manager may reverse twice per disturbance (grow into it, shrink after it).
+// Every other period must have one rank - from the start, as the first
+// 2 + hold_periods periods are not judged either. On a quiet machine every
+// period from the sixth on is judged; under heavy load (two busy loops per
+// core) few are, and the run says how many.
+void check_manager_trace(const lfcore::farm_manager& mgr, const lfcore::manager_options& mo) {
+  const std::vector<lfcore::mape_record> trace = mgr.trace();
+  unsigned disturbances = 0, judged = 0, one_rank = 0, calm_for = 0;
+  for (const lfcore::mape_record& r : trace) {
+    const bool calm = r.state.contract_met && r.state.shrink_workers <= 1;
+    if (!calm && (calm_for > 0 || &r == &trace.front())) ++disturbances;
+    calm_for = calm ? calm_for + 1 : 0;
+    if (calm_for <= 2 + mo.hold_periods) continue;
+    ++judged;
+    one_rank += r.workers_after == 1;
+  }
+  const int failed_before = failures;
+  CHECK(one_rank == judged);
+  CHECK(mgr.reversals() <= 2 * disturbances);
+  std::printf("manager: %zu periods, %u judged (%u with one rank), %u disturbances, %u reversals\n",
+              trace.size(), judged, one_rank, disturbances, mgr.reversals());
+  if (failures == failed_before) return;
+  std::fflush(stdout);
+  mgr.write_csv_header(std::cerr);
+  for (const lfcore::mape_record& r : trace) mgr.write_csv_row(std::cerr, r);
+}
+
 void manager(int) {
   lfcore::mpi::farm<std::uint64_t, outcome> farm(
       [](std::uint64_t x) {
@@ -338,10 +371,7 @@ void manager(int) {
   if (!mgr) return;
   mgr->stop();
   CHECK(results == 800);
-  CHECK(farm.active_workers() == 1);
-  CHECK(mgr->reversals() <= 1);
-  std::printf("manager: %u of %u ranks active at the end, %u reversals\n", farm.active_workers(),
-              farm.max_workers(), mgr->reversals());
+  check_manager_trace(*mgr, mo);
 }
 
 [[noreturn]] void abort_job(const lfcore::mpi::farm_error& e) {

@@ -1106,16 +1106,7 @@ private:
       // was read while cur was in the chain.
       if (link->load(std::memory_order_acquire) != w) return false;
       if (is_deleted(nw)) {
-        reserve_retire();
-        word expected = w;
-        // A bucket keeps its summary while a leaf follows (a leaf's word has none).
-        const word successor = is_hash(nw) ? unmarked(nw) : unmarked(nw) | (w & summary_mask);
-        // [trie.unlink] release: pairs with [trie.read]; the successor was
-        // published before (it was linked after cur).
-        if (!link->compare_exchange_strong(expected, successor, std::memory_order_release,
-                                           std::memory_order_relaxed))
-          return false;
-        retire(cur); // unreachable now; only the unlinking thread retires
+        if (!unlink(*link, w, cur, nw)) return false;
         w = g.cur.protect(*link, pointer_of);
         if (is_deleted(w)) return false; // link's owner died meanwhile: never CAS a marked word
         if (link == &first) s.head = w;
@@ -1147,6 +1138,23 @@ private:
     s.found = nullptr;
     s.end = w;
     s.live = live;
+    return true;
+  }
+
+  // Unlinks the marked leaf l (its next word: marked_next) from link, which
+  // held w (l's word; a bucket's has the summary bits). True if this call
+  // did; it retires l then. Throws only in reserve_retire, before the CAS.
+  bool unlink(std::atomic<word>& link, word w, leaf* l, word marked_next) {
+    reserve_retire();
+    // A bucket keeps its summary while a leaf follows (a leaf's word has none).
+    const word successor =
+        is_hash(marked_next) ? unmarked(marked_next) : unmarked(marked_next) | (w & summary_mask);
+    // [trie.unlink] release: pairs with [trie.read]; the successor was
+    // published before (it was linked after l).
+    if (!link.compare_exchange_strong(w, successor, std::memory_order_release,
+                                      std::memory_order_relaxed))
+      return false;
+    retire(l); // unreachable now; only the unlinking thread retires
     return true;
   }
 
@@ -1215,19 +1223,10 @@ private:
   void tidy_after(const spot& s, word marked_next, std::uint64_t h, const K& key,
                   writer_guards& g) noexcept {
     try {
-      reserve_retire();
-      word expected = s.found_word;
-      // As walk() unlinks: a bucket keeps its summary while a leaf follows.
-      const word successor = is_hash(marked_next)
-                                 ? unmarked(marked_next)
-                                 : unmarked(marked_next) | (expected & summary_mask);
       detail::stress_point(); // others change the chain before the unlink
-      // [trie.unlink], as in walk(): release pairs with [trie.read].
-      if (s.link->compare_exchange_strong(expected, successor, std::memory_order_release,
-                                          std::memory_order_relaxed)) {
-        retire(s.found); // unreachable now; only the unlinking thread retires
-        if (s.parent == nullptr || !is_hash(successor) || !config_.compress_empty_levels) return;
-      }
+      if (unlink(*s.link, s.found_word, s.found, marked_next) &&
+          (s.parent == nullptr || !is_hash(marked_next) || !config_.compress_empty_levels))
+        return;
       unlink_and_compress(h, key, g);
     } catch (...) { // KeyEqual's exception or bad_alloc: see above
     }

@@ -214,10 +214,13 @@ struct key_spec {
   using state = std::uint64_t;
   using state_hash = std::hash<std::uint64_t>;
   struct op {
-    enum kind { insert, assign, erase, find, erase_element } what;
-    std::uint64_t arg = 0;  // insert, assign: the value; erase_element: the element's
-    bool flag = false;      // insert, assign: a new key; erase, erase_element: removed
-    std::uint64_t seen = 0; // insert: the value there after it; find: what it found
+    enum kind { insert, assign, erase, find, erase_element, update, upsert } what;
+    std::uint64_t arg =
+        0;             // insert, assign, update, upsert: the value; erase_element: the element's
+    bool flag = false; // insert, assign, upsert: a new key; erase, erase_element: removed;
+                       // update: found the key
+    std::uint64_t seen = 0; // insert: the value there after it; find: what it found;
+                            // update, upsert: the value f replaced (its last call's)
     std::uint64_t key = 0;  // which object: the history is split by it
   };
   static std::optional<state> apply(state s, const op& o) {
@@ -235,6 +238,10 @@ struct key_spec {
       return to(o.seen == s, s);
     case op::erase_element: // erase(it): only the element it reached
       return to(o.flag == (s == o.arg), o.flag ? 0 : s);
+    case op::update: // f's value replaces the very value f read
+      return s == 0 ? to(!o.flag, 0) : to(o.flag && o.seen == s, o.arg);
+    case op::upsert:
+      return s == 0 ? to(o.flag, o.arg) : to(!o.flag && o.seen == s, o.arg);
     }
     return std::nullopt;
   }
@@ -257,16 +264,20 @@ struct key_spec {
       return "find -> " + v(o.seen);
     case op::erase_element:
       return "erase(it) of " + v(o.arg) + (o.flag ? " -> removed" : " -> gone already");
+    case op::update:
+      return "update to " + v(o.arg) + (o.flag ? " -> replaced " + v(o.seen) : " -> absent");
+    case op::upsert:
+      return "upsert " + v(o.arg) + (o.flag ? " -> inserted" : " -> replaced " + v(o.seen));
     }
     return "?";
   }
 };
 
-// Threads run random inserts, assigns, erases, lookups and erase(it) on a
-// few keys of the tiny shape, where every insert into a non-empty chain
-// opens a level and erasing its last key compresses it away; each
-// operation's result and real-time interval is recorded, and each key's
-// history must have a linearization. Linearizability is local (Herlihy &
+// Threads run random inserts, assigns, erases, lookups, erase(it), updates
+// and upserts on a few keys of the tiny shape, where every insert into a
+// non-empty chain opens a level and erasing its last key compresses it
+// away; each operation's result and real-time interval is recorded, and
+// each key's history must have a linearization. Linearizability is local (Herlihy &
 // Wing), so per-key checks add up to the map's. This catches what the churn
 // tests cannot: a lookup that misses a present key, or sees a value already
 // replaced, while levels are opened and removed around it.
@@ -292,7 +303,14 @@ TYPED_TEST(HashTrieStress, EachKeysHistoryIsLinearizable) {
           const std::uint64_t k = keys[rng() % std::size(keys)];
           const std::uint64_t v = std::uint64_t(t + 1) << 32 | std::uint64_t(i + 1);
           using o = key_spec::op;
-          switch (rng() % 6) {
+          // update's and upsert's f note the value it replaces; its last
+          // call is the one whose value went in.
+          std::uint64_t replaced = 0;
+          const auto to_v = [&](std::uint64_t old) {
+            replaced = old;
+            return v;
+          };
+          switch (rng() % 8) {
           case 0:
             log.record(t, [&] {
               const auto [it, inserted] = m.insert({k, v});
@@ -304,6 +322,18 @@ TYPED_TEST(HashTrieStress, EachKeysHistoryIsLinearizable) {
             break;
           case 2:
             log.record(t, [&] { return o{o::erase, 0, m.erase(k) == 1, 0, k}; });
+            break;
+          case 4:
+            log.record(t, [&] {
+              const bool found = m.update(k, to_v) != m.end();
+              return o{o::update, v, found, found ? replaced : 0, k};
+            });
+            break;
+          case 5:
+            log.record(t, [&] {
+              const bool inserted = m.upsert(k, to_v, v).second;
+              return o{o::upsert, v, inserted, inserted ? 0 : replaced, k};
+            });
             break;
           case 3:
             log.record(t, [&] {

@@ -10,6 +10,9 @@
 //   mix_zipf     - the same mix with i zipfian (theta 0.99) over [0, 2N): a few
 //                  hot keys (spread over the table by key_of) take most operations;
 //                  the indices are drawn before the point (zipfian_draws)
+//   count_zipf   - i zipfian as in mix_zipf: add one to key(i)'s count, which
+//                  an absent key starts at (upsert: a word count); only the
+//                  maps that update a value atomically (see the handles' add)
 //   iterate      - every thread passes over the whole map again and again,
 //                  nothing else runs; one operation is one element visited
 //                  (only the maps whose iterators may run concurrently
@@ -89,7 +92,15 @@ constexpr u64 key_of(u64 i) noexcept {
   return splitmix64(i);
 }
 
-enum class workload { insert_only, lookup_hit, lookup_miss, mix_90_5_5, mix_zipf, iterate };
+enum class workload {
+  insert_only,
+  lookup_hit,
+  lookup_miss,
+  mix_90_5_5,
+  mix_zipf,
+  count_zipf,
+  iterate
+};
 
 /// Zipfian ranks in [0, n), rank 0 the most frequent: Gray et al., "Quickly
 /// generating billion-record synthetic databases" (SIGMOD 1994), as YCSB does.
@@ -223,6 +234,13 @@ concept scans = requires(Handle& h, u64& sink, const std::atomic<bool>& stop) {
   { h.scan(sink, stop) } -> std::same_as<u64>;
 };
 
+// The count_zipf workload's operation: add one to k's count, or insert k
+// with count 1, as one atomic step.
+template <class Handle>
+concept counts = requires(Handle& h, u64 k) {
+  h.add(k);
+};
+
 // The iterate workload: each thread scans the map until the point's time is
 // up; returns elements visited per second.
 template <class Map, class Handle>
@@ -248,7 +266,8 @@ double run_workload(const point& p, workload w, u64 n, Map& map, u64 slice = 0) 
   if (w == workload::iterate) throw std::logic_error("map sweep: this contender cannot iterate");
   const Keys keys(n);
   const int threads = p.threads;
-  const zipfian_draws* zipf = w == workload::mix_zipf ? &zipfian_draws_over(2 * n) : nullptr;
+  const bool zipfian = w == workload::mix_zipf || w == workload::count_zipf;
+  const zipfian_draws* zipf = zipfian ? &zipfian_draws_over(2 * n) : nullptr;
   return timed(p, [&](int t, const std::atomic<bool>& stop) {
     Handle h{map};
     std::mt19937_64 rng(0x5eed + static_cast<u64>(t) + (slice << 16));
@@ -268,6 +287,7 @@ double run_workload(const point& p, workload w, u64 n, Map& map, u64 slice = 0) 
             index[k] = n + r % n;
             break;
           case workload::mix_zipf:
+          case workload::count_zipf:
             index[k] = (*zipf)[next_draw++];
             break;
           default:
@@ -277,6 +297,11 @@ double run_workload(const point& p, workload w, u64 n, Map& map, u64 slice = 0) 
         prefetch_batch(h, index | std::views::transform(std::cref(keys)));
         for (int k = 0; k < batch_size; ++k) {
           decltype(auto) key = keys(index[k]);
+          if constexpr (counts<Handle>)
+            if (w == workload::count_zipf) {
+              h.add(key);
+              continue;
+            }
           const unsigned dice = w == workload::lookup_hit || w == workload::lookup_miss
                                     ? 0
                                     : static_cast<unsigned>(random[k] & 0xff) % 100;
@@ -387,6 +412,10 @@ struct lf_handle {
     return m.visit(k, [&](const typename Map::value_type& kv) { v = kv.second; });
   }
   bool erase(const typename Map::key_type& k) { return m.erase(k) == 1; }
+  void add(const typename Map::key_type& k) {
+    m.upsert(
+        k, [](u64 count) { return count + 1; }, u64{1});
+  }
   u64 scan(u64& sink, const std::atomic<bool>& stop) const { return visit_all(m, sink, stop); }
 };
 // The same, handed each batch's keys first (hash_trie_map::prefetch).
@@ -395,6 +424,28 @@ struct lf_prefetching_handle : lf_handle<Map> {
   template <class Range>
   void prefetch(const Range& keys) const {
     this->m.prefetch(keys.begin(), keys.end());
+  }
+};
+
+// A count kept in place: a mutable atomic in the element, which visit()
+// reaches (elements are never moved once published), so adding allocates
+// nothing; upsert() instead replaces the element with a new one each time.
+struct in_place_count {
+  explicit in_place_count(u64 v) : n(v) {}
+  mutable std::atomic<u64> n;
+};
+using lf_counting_map = lfcore::hash_trie_map<u64, in_place_count>;
+struct lf_counting_handle {
+  lf_counting_map& m;
+  bool insert(u64 k, u64 v) { return m.try_emplace(k, v).second; }
+  bool find(u64 k, u64& v) const {
+    return m.visit(k, [&](const auto& kv) { v = kv.second.n.load(std::memory_order_relaxed); });
+  }
+  bool erase(u64 k) { return m.erase(k) == 1; }
+  void add(u64 k) {
+    const auto count = [](const auto& kv) { kv.second.n.fetch_add(1, std::memory_order_relaxed); };
+    while (!m.visit(k, count))
+      if (m.try_emplace(k, 1).second) return;
   }
 };
 
@@ -422,6 +473,10 @@ struct locked_handle {
   bool erase(const K& k) {
     std::unique_lock g(s.lock);
     return s.m.erase(k) == 1;
+  }
+  void add(const K& k) {
+    std::unique_lock g(s.lock);
+    ++s.m[k];
   }
   u64 scan(u64& sink, const std::atomic<bool>& stop) {
     std::shared_lock g(s.lock);
@@ -459,6 +514,15 @@ struct cds_handle {
     }
   }
   bool erase(const K& k) { return m.erase(k); }
+  // Michael's map changes an element in place, in update()'s functor, which
+  // must make the change safe against others itself: an atomic add. A new
+  // element holds 0 (its value default-constructed) and may be linked
+  // before its functor runs, so that functor adds too.
+  void add(const K& k) requires(!std::is_same_v<Map, cds_feldman>) {
+    m.update(k, [](bool, std::pair<const K, u64>& kv) {
+      std::atomic_ref<u64>(kv.second).fetch_add(1, std::memory_order_relaxed);
+    });
+  }
   // Iterators guard their element with hazard pointers. libcds calls
   // Feldman's thread-safe and Michael's (over MichaelKVList) "for debugging
   // purpose only" beside concurrent erases; beside other iterations, which
@@ -482,6 +546,11 @@ struct tbb_hash_handle {
     return true;
   }
   bool erase(const K& k) { return m.erase(k); }
+  void add(const K& k) { // a write accessor locks the element; a new one holds 0
+    typename tbb_hash_map<K>::accessor a;
+    m.insert(a, k);
+    ++a->second;
+  }
   // Not safe beside concurrent updates (oneTBB's documentation), but beside
   // other iterations, which is all this workload runs.
   u64 scan(u64& sink, const std::atomic<bool>& stop) { return visit_all(m, sink, stop); }
@@ -557,6 +626,10 @@ struct cuckoo_handle {
   bool insert(const K& k, u64 v) { return m.insert(k, v); }
   bool find(const K& k, u64& v) { return m.find(k, v); }
   bool erase(const K& k) { return m.erase(k); }
+  void add(const K& k) { // under the key's bucket locks, in place
+    m.upsert(
+        k, [](u64& count) { ++count; }, u64{1});
+  }
   // Iteration locks the whole table: passes over the map run one at a time.
   u64 scan(u64& sink, const std::atomic<bool>& stop) {
     auto locked = m.lock_table();
@@ -648,6 +721,28 @@ struct urcu_handle {
       urcu_memb_call_rcu(&caa_container_of(n, urcu_map::node, link)->rcu, urcu_map::free_node);
     return erased;
   }
+  // In place, by an atomic add inside the read-side section that found the
+  // node (a node is freed only after a grace period); an absent key is added
+  // unique, and a racing add of the same key counts on the winner's node.
+  void add(u64 k) {
+    cds_lfht_iter it;
+    urcu_memb_read_lock();
+    cds_lfht_lookup(m.table, hash(k), urcu_map::match, &k, &it);
+    cds_lfht_node* n = cds_lfht_iter_get_node(&it);
+    if (n == nullptr) {
+      auto* mine = new urcu_map::node{{}, k, 1, {}};
+      cds_lfht_node_init(&mine->link);
+      n = cds_lfht_add_unique(m.table, hash(k), urcu_map::match, &k, &mine->link);
+      if (n == &mine->link) {
+        urcu_memb_read_unlock();
+        return;
+      }
+      delete mine;
+    }
+    std::atomic_ref<u64>(caa_container_of(n, urcu_map::node, link)->value)
+        .fetch_add(1, std::memory_order_relaxed);
+    urcu_memb_read_unlock();
+  }
   // One read-side section per pass.
   u64 scan(u64& sink, const std::atomic<bool>& stop) {
     u64 visited = 0;
@@ -669,9 +764,11 @@ struct map_contender {
   bool is_lfcore;
   bool erases;   // takes part in the mix (needs a concurrent erase)
   bool iterates; // takes part in the iterate workload (its handle scans)
+  bool counts;   // takes part in the count workload (its handle adds)
   std::function<double(const point&, workload, u64)> run;
   std::function<std::function<double()>(const point&, workload, u64)> open; // see open_map
   std::function<double(u64)> bytes;
+  bool only_counts = false; // takes part in the count workload alone
 };
 
 template <class Map, class Handle, class Keys = u64_keys, class Make>
@@ -681,6 +778,7 @@ map_contender make_contender(std::string name, bool lfcore, bool erases, Make ma
       lfcore,
       erases,
       scans<Handle>,
+      counts<Handle>,
       [=](const point& p, workload w, u64 n) { return run_map<Map, Handle, Keys>(p, w, n, make); },
       [=](const point& p, workload w, u64 n) { return open_map<Map, Handle, Keys>(p, w, n, make); },
       [=](u64 n) { return bytes_per_key<Map, Handle, Keys>(n, make); }};
@@ -757,6 +855,14 @@ std::vector<map_contender> map_contenders(u64 keys) {
     c.push_back(make_contender<lean, lf_handle<lean>>(name, true, true, lf_sized<lean>(2)));
     // Whether prefetching wins back what the longer chains cost.
     add_prefetching<lean>(c, name, lf_sized<lean>(2));
+  }
+  {
+    map_contender counting = make_contender<lf_counting_map, lf_counting_handle>(
+        "lfcore hash_trie_map, count in place (mutable atomic)", true, true,
+        lf_sized<lf_counting_map>());
+    counting.bytes = nullptr;
+    counting.only_counts = true;
+    c.push_back(std::move(counting));
   }
 #if defined(LFCORE_HAVE_LIBCDS)
   c.push_back(make_contender<cds_michael<u64>, cds_handle<cds_michael<u64>, u64>>(
@@ -845,6 +951,9 @@ std::vector<sweep> map_sweeps(const options& opt) {
        "one operation of the mix over 2N keys (about N present)", workload::mix_90_5_5},
       {"map_mix_zipf", "Maps: 90% find, 5% insert, 5% erase, zipfian keys (0.99)",
        "one operation of the mix over 2N keys, zipfian", workload::mix_zipf},
+      {"map_count_zipf", "Maps: counting, zipfian keys (0.99)",
+       "one count added to a key over 2N keys, zipfian (an absent key is inserted with 1)",
+       workload::count_zipf},
       {"map_iterate", "Maps: iteration, every thread passing over the whole map",
        "one element visited (read-only: nothing else runs)", workload::iterate},
   };
@@ -861,6 +970,7 @@ std::vector<sweep> map_sweeps(const options& opt) {
     for (const map_contender& c : contenders) {
       if ((s.w == workload::mix_90_5_5 || s.w == workload::mix_zipf) && !c.erases) continue;
       if (s.w == workload::iterate && !c.iterates) continue;
+      if (s.w == workload::count_zipf ? !c.counts : c.only_counts) continue;
       const workload w = s.w;
       auto run = c.run;
       contender x{c.name, c.is_lfcore, [=](const point& p) { return run(p, w, n); }};

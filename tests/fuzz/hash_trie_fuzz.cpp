@@ -1,11 +1,12 @@
 // tests/fuzz/hash_trie_fuzz.cpp - hash_trie_map against a model, one thread.
 //
 // The input chooses the trie's shape (root and level widths, chain threshold,
-// compression) and a program of calls: every modifier, lookups, successor,
-// erase_if, and up to four iterators held across the other calls, which must
-// keep their element readable (with the value they reached) after it was
-// erased or replaced and reclaimed, advance to its successor in the current
-// contents, and erase it only if it is still the element they reached.
+// compression) and a program of calls: every modifier (update and upsert
+// too), lookups, successor, erase_if, and up to four iterators held across
+// the other calls, which must keep their element readable (with the value
+// they reached) after it was erased or replaced and reclaimed, advance to its
+// successor in the current contents, and erase it only if it is still the
+// element they reached.
 // Keys are placed (placed_hash.hpp) so that few bytes build towers of levels
 // that compression takes down again and chains of fully colliding keys.
 // The input can also make the next call's KeyEqual or allocation throw at
@@ -28,14 +29,18 @@ namespace {
 
 using key = std::uint64_t;
 
-long live_values = 0; // one thread: a plain counter
+long live_values = 0; // one thread: plain counters
+long made_values = 0; // constructed from a number (not moved)
 
 // Move-only and owning heap memory, so that AddressSanitizer reports any read
 // of a destroyed element; counted, so that each input ends by checking that
 // every element was destroyed exactly once.
 class value {
 public:
-  explicit value(std::uint64_t v) : v_(std::make_unique<std::uint64_t>(v)) { ++live_values; }
+  explicit value(std::uint64_t v) : v_(std::make_unique<std::uint64_t>(v)) {
+    ++live_values;
+    ++made_values;
+  }
   value(value&& o) noexcept : v_(std::move(o.v_)) {}
   value& operator=(value&&) = delete;
   ~value() {
@@ -176,11 +181,11 @@ private:
   }
 
   void step() {
-    const unsigned op = in_.below(18);
-    if (op < 17) return call(op);
+    const unsigned op = in_.below(20);
+    if (op < 19) return call(op);
     // One call that reaches a single key, with a fault armed: if it throws,
     // nothing changed.
-    constexpr unsigned single_key_calls[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11};
+    constexpr unsigned single_key_calls[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 17, 18};
     fault& f = in_.coin() ? equality_fault : allocation_fault;
     f.countdown = 1 + static_cast<int>(in_.below(8));
     bool threw = false;
@@ -310,6 +315,36 @@ private:
       else
         lfcore::hazard_pointer_default_domain().reclaim();
       break;
+    case 17:   // update: f runs once, on a present key's value only
+    case 18: { // upsert: update, or a value made from the arguments
+      const key k = next_key();
+      const std::uint64_t v = next_value();
+      int calls = 0;
+      const auto add = [&](const value& old) {
+        ++calls;
+        return value(old.get() + v);
+      };
+      const long before = made_values; // the old value may be reclaimed meanwhile
+      const auto m = model_.find(position_of(k));
+      const bool present = m != model_.end();
+      iterator it;
+      if (op == 17) {
+        it = map_.update(k, add);
+        FUZZ_CHECK(made_values == before + (present ? 1 : 0));
+        FUZZ_CHECK((it == map_.end()) == !present);
+      } else {
+        auto r = map_.upsert(k, add, v);
+        FUZZ_CHECK(made_values == before + 1); // one value made, either way
+        if (!present) inserted(k, r, v, false);
+        FUZZ_CHECK(!r.second == present);
+        it = std::move(r.first);
+      }
+      FUZZ_CHECK(calls == (present ? 1 : 0));
+      if (!present) break;
+      m->second = entry{m->second.value + v, ++versions_, m->second.since};
+      check_reached(it, m);
+      break;
+    }
     }
   }
 

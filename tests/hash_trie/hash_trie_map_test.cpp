@@ -228,6 +228,146 @@ TYPED_TEST(HashTrieMap, TryEmplaceConstructsOnlyWhenAbsent) {
   EXPECT_EQ(*m.find(4)->second.p, 40);
 }
 
+TYPED_TEST(HashTrieMap, UpdateReplacesAPresentValueByAFunctionOfIt) {
+  map_for<TypeParam, long, std::string> m(tiny);
+  int calls = 0;
+  const auto exclaim = [&](const std::string& v) {
+    ++calls;
+    return v + "!";
+  };
+  EXPECT_EQ(m.update(1, exclaim), m.end()) << "an absent key stays absent";
+  EXPECT_FALSE(m.contains(1));
+  EXPECT_EQ(calls, 0);
+  m.insert({1, "a"});
+  const auto old = m.find(1);
+  const auto it = m.update(1, exclaim);
+  ASSERT_NE(it, m.end());
+  EXPECT_EQ(it->second, "a!");
+  EXPECT_EQ(m.find(1)->second, "a!");
+  EXPECT_EQ(old->second, "a") << "the old element stays readable through its iterator";
+  EXPECT_EQ(calls, 1);
+
+  const auto [made, inserted] = m.upsert(2, exclaim, 3, 'x');
+  EXPECT_TRUE(inserted);
+  EXPECT_EQ(made->second, "xxx");
+  EXPECT_EQ(calls, 1) << "f runs on a present value only";
+  const auto [changed, again] = m.upsert(2, exclaim, 3, 'y');
+  EXPECT_FALSE(again);
+  EXPECT_EQ(changed->second, "xxx!");
+  EXPECT_EQ(m.size(), 2u);
+}
+
+TYPED_TEST(HashTrieMap, UpdateTakesMoveOnlyValuesAndHeterogeneousKeys) {
+  map_for<TypeParam, long, test::move_only> m(tiny);
+  m.try_emplace(3, 30);
+  m.update(3, [](const test::move_only& v) { return test::move_only(*v.p + 1); });
+  EXPECT_EQ(*m.find(3)->second.p, 31);
+  map_for<TypeParam, std::string, int, string_hash, string_equal> s{{"alpha", 1}};
+  EXPECT_NE(s.update(std::string_view("alpha"), [](int n) { return n * 10; }), s.end());
+  EXPECT_EQ(s.find("alpha")->second, 10);
+  EXPECT_EQ(s.update(std::string_view("beta"), [](int n) { return n; }), s.end());
+  EXPECT_EQ(s.size(), 1u);
+}
+
+// Counters: threads upsert increments into a few keys of the tiny shape,
+// whose levels open as the keys arrive. Each increment must count once: a
+// lost update or one applied twice changes the total.
+TYPED_TEST(HashTrieMap, ConcurrentUpsertsLoseNoIncrement) {
+  constexpr int threads = 4;
+  constexpr long keys = 37;
+  const long per_thread = lfcore::stress_build ? 5'000 : 50'000;
+  map_for<TypeParam, long, long> m(tiny);
+  std::atomic<long> inserted{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t));
+      for (long i = 0; i < per_thread; ++i) {
+        const long k = static_cast<long>(rng() % keys);
+        inserted += m.upsert(
+                         k, [](long n) { return n + 1; }, 1L)
+                        .second;
+      }
+    });
+  for (auto& th : pool) th.join();
+  long total = 0;
+  for (const auto& kv : m) total += kv.second;
+  EXPECT_EQ(total, threads * per_thread);
+  EXPECT_EQ(inserted.load(), keys) << "one insert per key, every other upsert an update";
+  EXPECT_EQ(m.size(), static_cast<std::size_t>(keys));
+}
+
+// The cheaper counter update()'s documentation points to: a mutable atomic
+// in the element, added to through visit(), which reaches the element in
+// place (elements never move), and try_emplace for a key not there yet.
+TYPED_TEST(HashTrieMap, CountsKeptInPlaceThroughVisitLoseNoIncrement) {
+  struct count {
+    explicit count(long v) : n(v) {}
+    mutable std::atomic<long> n;
+  };
+  constexpr int threads = 4;
+  constexpr long keys = 37;
+  const long per_thread = lfcore::stress_build ? 5'000 : 50'000;
+  map_for<TypeParam, long, count> m(tiny);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t));
+      const auto add = [](const auto& kv) { kv.second.n.fetch_add(1); };
+      for (long i = 0; i < per_thread; ++i) {
+        const long k = static_cast<long>(rng() % keys);
+        while (!m.visit(k, add))
+          if (m.try_emplace(k, 1).second) break;
+      }
+    });
+  for (auto& th : pool) th.join();
+  long total = 0;
+  for (const auto& kv : m) total += kv.second.n.load();
+  EXPECT_EQ(total, threads * per_thread);
+}
+
+// Two threads increment every key by update() while a third erases each key
+// once, by erase(it) of the element it found (so it learns the count it
+// erased). An update never inserts, so no key comes back, and a key's
+// successful updates are exactly the count erased with it: one that
+// reported success after the erase, or that was lost, breaks the equality.
+TYPED_TEST(HashTrieMap, UpdatesRacingErasesNeverBringAKeyBack) {
+  const long keys = lfcore::stress_build ? 300 : 3000;
+  for (int round = 0; round < 5; ++round) {
+    map_for<TypeParam, long, long> m(tiny);
+    for (long k = 0; k < keys; ++k) m.insert({k, 0});
+    std::vector<long> erased_count(static_cast<std::size_t>(keys), -1);
+    std::vector<std::vector<long>> applied(2, std::vector<long>(static_cast<std::size_t>(keys)));
+    std::vector<std::thread> pool;
+    for (int t = 0; t < 2; ++t)
+      pool.emplace_back([&, t] {
+        for (int pass = 0; pass < 20; ++pass)
+          for (long k = 0; k < keys; ++k)
+            if (m.update(k, [](long n) { return n + 1; }) != m.end())
+              ++applied[static_cast<std::size_t>(t)][static_cast<std::size_t>(k)];
+      });
+    pool.emplace_back([&] {
+      for (long k = keys - 1; k >= 0; --k)
+        for (;;) {
+          const auto it = m.find(k);
+          ASSERT_NE(it, m.end()) << "key " << k << " gone before its erase";
+          if (m.erase(it) == 1) {
+            erased_count[static_cast<std::size_t>(k)] = it->second;
+            break;
+          }
+        }
+    });
+    for (auto& th : pool) th.join();
+    EXPECT_EQ(m.size(), 0u);
+    EXPECT_EQ(m.begin(), m.end()) << "an update brought an erased key back";
+    for (long k = 0; k < keys; ++k) {
+      const auto i = static_cast<std::size_t>(k);
+      ASSERT_EQ(applied[0][i] + applied[1][i], erased_count[i])
+          << "key " << k << ", round " << round;
+    }
+  }
+}
+
 TYPED_TEST(HashTrieMap, UnorderedMapConveniences) {
   map_for<TypeParam, long, std::string> m{{1, "one"}, {2, "two"}, {1, "uno"}};
   EXPECT_EQ(m.size(), 2u);
@@ -309,10 +449,25 @@ void agrees_with_unordered_map(hash_trie_config shape) {
   for (int i = 0; i < 40'000; ++i) {
     const long key = static_cast<long>(rng() % 2000);
     const long value = static_cast<long>(rng());
-    switch (rng() % 5) {
+    const auto add = [&](long v) { return v + value; };
+    switch (rng() % 7) {
     case 0: {
       const bool inserted = m.insert({key, value}).second;
       ASSERT_EQ(inserted, model.insert({key, value}).second);
+      break;
+    }
+    case 3: {
+      const auto mit = model.find(key);
+      ASSERT_EQ(m.update(key, add) == m.end(), mit == model.end());
+      if (mit != model.end()) mit->second += value;
+      break;
+    }
+    case 4: {
+      const auto [it, inserted] = m.upsert(key, add, value);
+      const auto [mit, model_inserted] = model.try_emplace(key, value);
+      ASSERT_EQ(inserted, model_inserted);
+      if (!model_inserted) mit->second += value;
+      ASSERT_EQ(it->second, mit->second);
       break;
     }
     case 1: {
@@ -1229,6 +1384,11 @@ TYPED_TEST(HashTrieMap, ACallThatThrowsChangesNothingAndLeaksNothing) {
     long next_value = 0;
     const auto modify = [&](int call, long k) {
       const long v = ++next_value;
+      // update's function throws too, at every 9th value.
+      const auto add = [v](const test::tracked& old) {
+        if (v % 9 == 0) throw comparison_failed{};
+        return test::tracked(old.value + v);
+      };
       switch (call) {
       case 0:
         if (m.insert({k, test::tracked(v)}).second) expected.emplace(k, v);
@@ -1243,15 +1403,24 @@ TYPED_TEST(HashTrieMap, ACallThatThrowsChangesNothingAndLeaksNothing) {
       case 3:
         if (m.erase(k) == 1) expected.erase(k);
         break;
+      case 4:
+        if (m.update(k, add) != m.end()) expected[k] += v;
+        break;
+      case 5:
+        if (m.upsert(k, add, v).second)
+          expected.emplace(k, v);
+        else
+          expected[k] += v;
+        break;
       default:
         if (const auto it = m.find(k); it != m.end() && m.erase(it) == 1) expected.erase(k);
       }
     };
     int threw = 0;
-    for (int round = 0; round < 2000; ++round) {
-      const int call = round % 5, fault_at = 1 + round / 5 % 12;
+    for (int round = 0; round < 2800; ++round) {
+      const int call = round % 7, fault_at = 1 + round / 7 % 12;
       const long k = (round * 7) % 6;
-      (round / 60 % 2 == 0 ? fail_comparison_at : fail_allocation_at) = fault_at;
+      (round / 84 % 2 == 0 ? fail_comparison_at : fail_allocation_at) = fault_at;
       try {
         modify(call, k);
       } catch (const comparison_failed&) {

@@ -47,7 +47,9 @@
 // erase returns: free it from the element's destructor, as lfht does.
 // insert_or_assign replaces a leaf L by a new leaf N with one CAS: N.next =
 // L.next, then L.next = N | deleted, so readers passing L go on to N and
-// never see the key missing.
+// never see the key missing. update/upsert replace the same way, with N's
+// value computed from L's: the CAS expects L unmarked, and a published leaf
+// is never written, so N's value is f of the value it replaces.
 //
 // Invariants
 // * A leaf is unlinked only after its next word is marked; a marked word never
@@ -91,10 +93,11 @@
 // thread changed the chain, or an insert met a level being compressed, which
 // it aborts or helps to finish). find/contains/visit/size are lock-free too and
 // never write shared memory but their hazard pointers.
-// Ordering: insert, insert_or_assign and erase are linearizable (at the CAS
-// that appends, replaces or marks); find/contains/visit at the read of the
-// leaf's next word, or of the bucket whose summary rules the key out (see
-// "Bucket summaries" at summary_mask). A value found happens-after its insertion.
+// Ordering: insert, insert_or_assign, update, upsert and erase are
+// linearizable (at the CAS that appends, replaces or marks; an update of an
+// absent key as a lookup); find/contains/visit at the read of the leaf's
+// next word, or of the bucket whose summary rules the key out (see "Bucket
+// summaries" at summary_mask). A value found happens-after its insertion.
 // Exceptions: Hash, KeyEqual, the element's constructors and the allocator
 // may throw (std::bad_alloc also comes from a thread's first guards, and
 // from an Allocator whose memory lies at or above 2^48, where the bucket

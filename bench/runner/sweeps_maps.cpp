@@ -413,8 +413,8 @@ struct lf_handle {
   }
   bool erase(const typename Map::key_type& k) { return m.erase(k) == 1; }
   void add(const typename Map::key_type& k) {
-    m.upsert(
-        k, [](u64 count) { return count + 1; }, u64{1});
+    const auto add_one = [](u64 count) { return count + 1; };
+    m.upsert(k, add_one, u64{1});
   }
   u64 scan(u64& sink, const std::atomic<bool>& stop) const { return visit_all(m, sink, stop); }
 };
@@ -627,8 +627,8 @@ struct cuckoo_handle {
   bool find(const K& k, u64& v) { return m.find(k, v); }
   bool erase(const K& k) { return m.erase(k); }
   void add(const K& k) { // under the key's bucket locks, in place
-    m.upsert(
-        k, [](u64& count) { ++count; }, u64{1});
+    const auto add_one = [](u64& count) { ++count; };
+    m.upsert(k, add_one, u64{1});
   }
   // Iteration locks the whole table: passes over the map run one at a time.
   u64 scan(u64& sink, const std::atomic<bool>& stop) {

@@ -282,11 +282,10 @@ TYPED_TEST(HashTrieMap, ConcurrentUpsertsLoseNoIncrement) {
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
       std::mt19937 rng(static_cast<unsigned>(t));
+      const auto add_one = [](long n) { return n + 1; };
       for (long i = 0; i < per_thread; ++i) {
         const long k = static_cast<long>(rng() % keys);
-        inserted += m.upsert(
-                         k, [](long n) { return n + 1; }, 1L)
-                        .second;
+        inserted += m.upsert(k, add_one, 1L).second;
       }
     });
   for (auto& th : pool) th.join();
@@ -449,7 +448,10 @@ void agrees_with_unordered_map(hash_trie_config shape) {
   for (int i = 0; i < 40'000; ++i) {
     const long key = static_cast<long>(rng() % 2000);
     const long value = static_cast<long>(rng());
-    const auto add = [&](long v) { return v + value; };
+    // Wraps around (values are random 64-bit words): no signed overflow.
+    const auto add = [&](long v) {
+      return static_cast<long>(static_cast<unsigned long>(v) + static_cast<unsigned long>(value));
+    };
     switch (rng() % 7) {
     case 0: {
       const bool inserted = m.insert({key, value}).second;
@@ -459,14 +461,14 @@ void agrees_with_unordered_map(hash_trie_config shape) {
     case 3: {
       const auto mit = model.find(key);
       ASSERT_EQ(m.update(key, add) == m.end(), mit == model.end());
-      if (mit != model.end()) mit->second += value;
+      if (mit != model.end()) mit->second = add(mit->second);
       break;
     }
     case 4: {
       const auto [it, inserted] = m.upsert(key, add, value);
       const auto [mit, model_inserted] = model.try_emplace(key, value);
       ASSERT_EQ(inserted, model_inserted);
-      if (!model_inserted) mit->second += value;
+      if (!model_inserted) mit->second = add(mit->second);
       ASSERT_EQ(it->second, mit->second);
       break;
     }

@@ -425,7 +425,8 @@ public:
   }
   /// Read-copy-update of a present key's value: replaces it by f(value)
   /// (f takes a const mapped_type& and returns what mapped_type is made
-  /// from) in one CAS, as insert_or_assign replaces. If another thread
+  /// from; the new element copies the key) in one CAS, as insert_or_assign
+  /// replaces. If another thread
   /// replaced or erased the element after f read it, that CAS fails and f
   /// runs again on what the key holds then: no update is lost, and a
   /// counter is m.update(k, [](long n) { return n + 1; }). So f may run more

@@ -215,13 +215,16 @@ struct key_spec {
   using state_hash = std::hash<std::uint64_t>;
   struct op {
     enum kind { insert, assign, erase, find, erase_element, update, upsert } what;
-    std::uint64_t arg =
-        0;             // insert, assign, update, upsert: the value; erase_element: the element's
-    bool flag = false; // insert, assign, upsert: a new key; erase, erase_element: removed;
-                       // update: found the key
-    std::uint64_t seen = 0; // insert: the value there after it; find: what it found;
-                            // update, upsert: the value f replaced (its last call's)
-    std::uint64_t key = 0;  // which object: the history is split by it
+    // arg: the value (insert, assign, update, upsert), or the element's
+    // (erase_element). flag: a new key (insert, assign, upsert), removed
+    // (erase, erase_element), found the key (update). seen: the value there
+    // after it (insert), what it found (find), the value f replaced, as its
+    // last call saw it (update, upsert). key: which object; the history is
+    // split by it.
+    std::uint64_t arg = 0;
+    bool flag = false;
+    std::uint64_t seen = 0;
+    std::uint64_t key = 0;
   };
   static std::optional<state> apply(state s, const op& o) {
     const auto to = [](bool possible, state next) {
@@ -277,10 +280,10 @@ struct key_spec {
 // and upserts on a few keys of the tiny shape, where every insert into a
 // non-empty chain opens a level and erasing its last key compresses it
 // away; each operation's result and real-time interval is recorded, and
-// each key's history must have a linearization. Linearizability is local (Herlihy &
-// Wing), so per-key checks add up to the map's. This catches what the churn
-// tests cannot: a lookup that misses a present key, or sees a value already
-// replaced, while levels are opened and removed around it.
+// each key's history must have a linearization. Linearizability is local
+// (Herlihy & Wing), so per-key checks add up to the map's. This catches what
+// the churn tests cannot: a lookup that misses a present key, or sees a
+// value already replaced, while levels are opened and removed around it.
 TYPED_TEST(HashTrieStress, EachKeysHistoryIsLinearizable) {
   using map = lfcore::hash_trie_map<std::uint64_t, std::uint64_t, test::placed_hash,
                                     std::equal_to<std::uint64_t>,

@@ -438,6 +438,7 @@ using lf_counting_map = lfcore::hash_trie_map<u64, in_place_count>;
 struct lf_counting_handle {
   lf_counting_map& m;
   bool insert(u64 k, u64 v) { return m.try_emplace(k, v).second; }
+  // relaxed: a count orders nothing else (as the peers' adds below).
   bool find(u64 k, u64& v) const {
     return m.visit(k, [&](const auto& kv) { v = kv.second.n.load(std::memory_order_relaxed); });
   }

@@ -426,10 +426,10 @@ public:
   /// Read-copy-update of a present key's value: replaces it by f(value)
   /// (f takes a const mapped_type& and returns what mapped_type is made
   /// from; the new element copies the key) in one CAS, as insert_or_assign
-  /// replaces. If another thread
-  /// replaced or erased the element after f read it, that CAS fails and f
-  /// runs again on what the key holds then: no update is lost, and a
-  /// counter is m.update(k, [](long n) { return n + 1; }). So f may run more
+  /// replaces. If another thread replaced or erased the element after f
+  /// read it, that CAS fails and f runs again on what the key holds then:
+  /// no update is lost, and a counter is
+  /// m.update(k, [](long n) { return n + 1; }). So f may run more
   /// than once and must not keep references. Returns an iterator to the new
   /// element, or end() if the key is absent. If f, Hash, KeyEqual or the
   /// allocation throws, the map is unchanged. Lock-free, not wait-free: a
@@ -1487,6 +1487,7 @@ private:
   leaf* replace_found(const spot& s, unpublished_leaf& fresh, std::uint64_t h, writer_guards& g) {
     fresh.l->next.store(s.found_next, std::memory_order_relaxed); // published by the CAS
     word expected = s.found_next;
+    // relaxed on failure: the caller reads nothing through it, it searches again.
     if (!s.found->next.compare_exchange_strong(expected, to_word(fresh.l) | deleted,
                                                std::memory_order_release,
                                                std::memory_order_relaxed))
@@ -1503,6 +1504,9 @@ private:
   // linked as emplace_if_absent links, made once and kept across retries
   // (its arguments may have been moved into it); with make_absent = nullptr
   // the call returns end() instead. Strong guarantee, as emplace_if_absent.
+  // Progress: a pass ends in a retry only when a CAS failed (on found's next
+  // word, or at the chain's end) because another thread changed that word,
+  // or after helping a close or a compression: lock-free, as the others.
   template <class K, class F, class MakeAbsent>
   std::pair<const_iterator, bool> update_or_emplace(const K& key, F& f, MakeAbsent make_absent) {
     const std::uint64_t h = hash_of(key);

@@ -458,10 +458,22 @@ public:
   template <class F, class... Args>
   requires detail::is_updater_v<F, T> std::pair<const_iterator, bool> upsert(const Key& key, F&& f,
                                                                              Args&&... args) {
-    return update_or_emplace(key, f, [&](std::uint64_t h) {
-      return LeafPolicy::make(h, std::piecewise_construct, std::forward_as_tuple(key),
-                              std::forward_as_tuple(std::forward<Args>(args)...));
-    });
+    return upsert_any(key, f, std::forward<Args>(args)...);
+  }
+  /// The same; key is moved from only to build the element to insert (a
+  /// present key leaves it as it was; under a race with another insert of
+  /// the key that element may be dropped unused, as try_emplace's value).
+  template <class F, class... Args>
+  requires detail::is_updater_v<F, T> std::pair<const_iterator, bool> upsert(Key&& key, F&& f,
+                                                                             Args&&... args) {
+    return upsert_any(std::move(key), f, std::forward<Args>(args)...);
+  }
+  /// Heterogeneous upsert, as try_emplace's: searches with k and constructs
+  /// the Key from k only when inserting (a present key costs no Key).
+  template <class K, class F, class... Args>
+  requires transparent && detail::is_updater_v<F, T> && std::is_constructible_v<Key, K&&>
+      std::pair<const_iterator, bool> upsert(K&& k, F&& f, Args&&... args) {
+    return upsert_any(std::forward<K>(k), f, std::forward<Args>(args)...);
   }
   /// Removes the key; returns 1 if this call removed it, else 0.
   size_type erase(const Key& key) { return erase_any(key); }
@@ -1497,6 +1509,15 @@ private:
     return l;
   }
 
+  template <class K, class F, class... Args>
+  std::pair<const_iterator, bool> upsert_any(K&& key, F& f, Args&&... args) {
+    return update_or_emplace(key, f, [&](std::uint64_t h) {
+      return LeafPolicy::make(h, std::piecewise_construct,
+                              std::forward_as_tuple(std::forward<K>(key)),
+                              std::forward_as_tuple(std::forward<Args>(args)...));
+    });
+  }
+
   // update and upsert. A live element with the key is replaced (replace_found)
   // by a leaf with its key and f(its value); f reads the element the CAS
   // expects, and leaves are never written once published, so the new value
@@ -1514,7 +1535,9 @@ private:
     unpublished_leaf absent;
     guard keep = make_guard(); // for the returned iterator
     for (;;) {
-      const spot s = locate(h, key, *g);
+      // Once make_absent ran, key may have been moved from: search with its leaf's.
+      const spot s =
+          absent.l != nullptr ? locate(h, LeafPolicy::key(*absent.l), *g) : locate(h, key, *g);
       if (s.found != nullptr) {
         const auto& old = LeafPolicy::value(*s.found); // g.cur protects it
         unpublished_leaf fresh(LeafPolicy::make(h, old.first, std::invoke(f, old.second)));

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <barrier>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -269,6 +270,51 @@ TYPED_TEST(HashTrieMap, UpdateTakesMoveOnlyValuesAndHeterogeneousKeys) {
   EXPECT_EQ(s.size(), 1u);
 }
 
+// A key that counts how often it is built from a string_view (copies are not
+// counted), found by views through its transparent hash and equality.
+struct counted_key {
+  static inline int built = 0;
+  std::string text;
+  explicit counted_key(std::string_view t) : text(t) { ++built; }
+};
+std::string_view view_of(std::string_view s) {
+  return s;
+}
+std::string_view view_of(const counted_key& k) {
+  return k.text;
+}
+struct counted_key_hash {
+  using is_transparent = void;
+  std::size_t operator()(const auto& k) const noexcept {
+    return std::hash<std::string_view>()(view_of(k));
+  }
+};
+struct counted_key_equal {
+  using is_transparent = void;
+  bool operator()(const auto& a, const auto& b) const noexcept { return view_of(a) == view_of(b); }
+};
+
+TYPED_TEST(HashTrieMap, UpsertBuildsAKeyOnlyToInsertIt) {
+  const auto add_one = [](int n) { return n + 1; };
+  map_for<TypeParam, counted_key, int, counted_key_hash, counted_key_equal> m(tiny);
+  counted_key::built = 0;
+  EXPECT_TRUE(m.upsert(std::string_view("alpha"), add_one, 1).second);
+  EXPECT_EQ(counted_key::built, 1);
+  EXPECT_FALSE(m.upsert(std::string_view("alpha"), add_one, 1).second);
+  EXPECT_EQ(counted_key::built, 1) << "a present key is searched for by the view alone";
+  EXPECT_EQ(m.find(std::string_view("alpha"))->second, 2);
+
+  map_for<TypeParam, std::string, int> s(tiny);
+  const std::string key(40, 'k'); // beyond the small-string buffer: a move empties it
+  std::string moved = key;
+  EXPECT_TRUE(s.upsert(std::move(moved), add_one, 7).second);
+  std::string kept = key;
+  EXPECT_FALSE(s.upsert(std::move(kept), add_one, 7).second);
+  EXPECT_EQ(kept, key) << "an rvalue key is moved from only to be inserted";
+  EXPECT_EQ(s.find(key)->second, 8);
+  EXPECT_EQ(s.size(), 1u);
+}
+
 // Counters: threads upsert increments into a few keys of the tiny shape,
 // whose levels open as the keys arrive. Each increment must count once: a
 // lost update or one applied twice changes the total.
@@ -294,6 +340,38 @@ TYPED_TEST(HashTrieMap, ConcurrentUpsertsLoseNoIncrement) {
   EXPECT_EQ(total, threads * per_thread);
   EXPECT_EQ(inserted.load(), keys) << "one insert per key, every other upsert an update";
   EXPECT_EQ(m.size(), static_cast<std::size_t>(keys));
+}
+
+// Threads upsert the same absent keys, each moving its own copy in. One that
+// built its element from the moved key and then lost the race must search
+// again with its element's key: with its own (emptied) key it would miss the
+// winner's element and insert a second one.
+TYPED_TEST(HashTrieMap, UpsertsRacingOnMovedKeysInsertEachOnce) {
+  constexpr int threads = 4;
+  const int keys = lfcore::stress_build ? 400 : 4000;
+  const auto name = [](int k) { return std::string(32, 'k') + std::to_string(k); };
+  map_for<TypeParam, std::string, long> m(tiny);
+  std::atomic<long> inserted{0};
+  std::barrier together(threads); // every 8 keys, so that they race
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      const auto add_one = [](long n) { return n + 1; };
+      for (int k = 0; k < keys; ++k) {
+        if (k % 8 == 0) together.arrive_and_wait();
+        std::string key = name(k);
+        inserted += m.upsert(std::move(key), add_one, 1L).second;
+      }
+    });
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(inserted.load(), keys);
+  EXPECT_EQ(m.size(), static_cast<std::size_t>(keys));
+  long elements = 0;
+  for (const auto& kv : m) {
+    ++elements;
+    EXPECT_EQ(kv.second, threads) << kv.first;
+  }
+  EXPECT_EQ(elements, keys);
 }
 
 // The cheaper counter update()'s documentation points to: a mutable atomic

@@ -29,7 +29,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
-#include <iterator>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -66,14 +65,17 @@ void count_by_upsert(upserted_counts& counts, std::string_view word) {
   counts.upsert(word, add_one, 1L); // 1 for a new word
 }
 
+bool is_letter(char c) { // ASCII: c | 0x20 lowercases A-Z and nothing into a-z
+  return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+}
+
 // Calls f(word) for each word of text, lowercased into a reused buffer.
 template <class F>
 void for_each_word(std::string_view text, F f) {
   std::string word;
   for (char c : text) {
-    const char lower = static_cast<char>(c | 0x20); // ASCII letters only
-    if (lower >= 'a' && lower <= 'z') {
-      word += lower;
+    if (is_letter(c)) {
+      word += static_cast<char>(c | 0x20);
     } else if (!word.empty()) {
       f(std::string_view(word));
       word.clear();
@@ -114,7 +116,7 @@ std::vector<std::pair<std::size_t, std::size_t>> pieces_of(std::string_view text
   std::size_t begin = 0;
   while (begin < text.size()) {
     std::size_t end = std::min(text.size(), begin + size);
-    while (end < text.size() && ((text[end] | 0x20) >= 'a' && (text[end] | 0x20) <= 'z')) ++end;
+    while (end < text.size() && is_letter(text[end])) ++end;
     pieces.emplace_back(begin, end);
     begin = end;
   }

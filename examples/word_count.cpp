@@ -56,6 +56,8 @@ using upserted_counts = lfcore::hash_trie_map<std::string, long, text_hash, std:
 void count_in_place(in_place_counts& counts, std::string_view word) {
   // relaxed: a count orders nothing else; the pool's join publishes them.
   const auto bump = [](const auto& kv) { kv.second.n.fetch_add(1, std::memory_order_relaxed); };
+  // A pass fails only when visit missed and another thread's try_emplace won
+  // (lock-free); nothing erases here, so the next visit finds that element.
   while (!counts.visit(word, bump))
     if (counts.try_emplace(word, 1).second) return; // else another thread inserted it: bump that
 }

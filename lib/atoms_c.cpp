@@ -54,7 +54,13 @@ std::string_view view(const char* text, std::size_t len) {
 extern "C" {
 
 lfcore_atom_table* lfcore_atoms_create(size_t expected_atoms) {
-  return new (std::nothrow) lfcore_atom_table(expected_atoms);
+  // Not new (std::nothrow): that covers the object's own allocation only, and
+  // the table's constructor allocates its root and arena as well.
+  try {
+    return new lfcore_atom_table(expected_atoms);
+  } catch (...) { // std::bad_alloc; nothing may cross into C
+    return nullptr;
+  }
 }
 
 void lfcore_atoms_destroy(lfcore_atom_table* table) {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian package lfcore and its benchmark peers need.
+# Installs every Debian package lfcore and its benchmark peers need, and the
+# packages named as arguments (scripts/coverage.sh passes gcovr).
 # Idempotent and quiet: when everything is present it prints one line and
 # touches no package list. Needs root (or sudo) only when something is missing.
 set -euo pipefail
@@ -15,6 +16,7 @@ packages=(
   # peers for the comparisons, and the plotting tool
   libcds-dev libtbb-dev libcuckoo-dev libconcurrentqueue-dev libreaderwriterqueue-dev
   libxenium-dev swi-prolog-nox gnuplot
+  "$@"
 )
 
 missing=()

@@ -11,12 +11,18 @@
 namespace {
 
 std::atomic<long long> live{0};
+thread_local int allocations_to_failure = 0; // 0: none armed
+thread_local bool failed = false;
 
 std::size_t header_size(std::size_t align) noexcept {
   return std::max(align, alignof(std::max_align_t));
 }
 
 void* allocate(std::size_t n, std::size_t align) {
+  if (allocations_to_failure > 0 && --allocations_to_failure == 0) {
+    failed = true;
+    throw std::bad_alloc();
+  }
   const std::size_t header = header_size(align);
   const std::size_t total = (header + n + header - 1) / header * header;
   void* raw = std::aligned_alloc(header, total);
@@ -38,6 +44,15 @@ void deallocate(void* p, std::size_t align) noexcept {
 
 long long test::live_heap_bytes() noexcept {
   return live.load(std::memory_order_relaxed);
+}
+
+void test::fail_allocation_in(int n) noexcept {
+  allocations_to_failure = n;
+  if (n > 0) failed = false;
+}
+
+bool test::allocation_failed() noexcept {
+  return failed;
 }
 
 void* operator new(std::size_t n) {

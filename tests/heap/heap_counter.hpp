@@ -1,6 +1,8 @@
 // Counts the bytes a test program holds from operator new, so that tests can
-// show memory going back to the allocator (e.g. after a queue drains).
-// Linking heap_counter.cpp replaces the global operator new and delete.
+// show memory going back to the allocator (e.g. after a queue drains), and
+// makes a chosen allocation fail, so that tests can show what running out of
+// memory does. Linking heap_counter.cpp replaces the global operator new and
+// delete.
 #pragma once
 
 #include <cstddef>
@@ -9,5 +11,11 @@ namespace test {
 
 /// Bytes allocated with operator new and not yet deleted, by the whole process.
 long long live_heap_bytes() noexcept;
+
+/// Makes the n-th operator new from now on the calling thread throw
+/// std::bad_alloc; other threads allocate as usual. n = 0 disarms.
+void fail_allocation_in(int n) noexcept;
+/// Whether the failure armed last on this thread (n > 0) has fired.
+bool allocation_failed() noexcept;
 
 } // namespace test

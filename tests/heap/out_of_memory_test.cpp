@@ -1,0 +1,321 @@
+// Running out of memory, at every allocation a call makes: each call either
+// succeeds as usual or reports the failure as its documentation says
+// (ENOMEM from lfht.h, LFCORE_ATOM_ENOMEM from lfcore_atoms.h, std::bad_alloc
+// from C++), and then nothing changed, nothing was lost and nothing leaked
+// (LeakSanitizer in the ASan build). A call is repeated with its first, second,
+// ... allocation failing until one runs without reaching the armed failure:
+// then every allocation it makes has failed once.
+#include "heap_counter.hpp"
+
+#include <lfcore/chase_lev_deque.hpp>
+#include <lfcore/hazard_pointer.hpp>
+#include <lfcore/work_stealing_pool.hpp>
+#include <lfcore_atoms.h>
+#include <lfht.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <future>
+#include <map>
+#include <new>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// Runs f on a new thread with that thread's at-th allocation failing; a new
+// thread, because a thread's first call into lfcore allocates too (its
+// hazard records, its registry slot). Returns whether the failure fired.
+template <class F>
+bool on_new_thread_failing_at(int at, F f) {
+  bool fired = false;
+  std::thread([&] {
+    test::fail_allocation_in(at);
+    f();
+    fired = test::allocation_failed();
+    test::fail_allocation_in(0);
+  }).join();
+  return fired;
+}
+
+constexpr int max_allocations = 64; // more in one call would be a bug of its own
+
+using u64_map = std::map<std::uintptr_t, std::uintptr_t>;
+
+void* as_ptr(std::uintptr_t v) {
+  return reinterpret_cast<void*>(v);
+}
+
+u64_map contents(lfht_head* head) {
+  u64_map now;
+  const int rc = lfht_for_each(
+      head,
+      [](void* k, void* v, void* arg) {
+        static_cast<u64_map*>(arg)->emplace(reinterpret_cast<std::uintptr_t>(k),
+                                            reinterpret_cast<std::uintptr_t>(v));
+        return 0;
+      },
+      &now);
+  EXPECT_EQ(rc, 0);
+  return now;
+}
+
+TEST(OutOfMemory, LfhtCallsReportEnomemAndChangeNothing) {
+  lfht_head* head = init_lfht(nullptr, nullptr, nullptr); // the key is its own hash
+  ASSERT_NE(head, nullptr);
+  u64_map model;
+  for (std::uintptr_t k = 1; k <= 20; ++k) {
+    ASSERT_EQ(lfht_insert(head, as_ptr(k), as_ptr(10 * k)), as_ptr(10 * k));
+    model[k] = 10 * k;
+  }
+  int reported = 0;
+  for (int call = 0; call < 5; ++call) {
+    SCOPED_TRACE("call " + std::to_string(call));
+    for (int at = 1;; ++at) {
+      ASSERT_LE(at, max_allocations);
+      const std::uintptr_t k = 1 + static_cast<std::uintptr_t>(at * 7 + call) % 40;
+      void* result = nullptr;
+      int error = 0;
+      const bool fired = on_new_thread_failing_at(at, [&] {
+        errno = 0;
+        switch (call) {
+        case 0:
+          result = lfht_insert(head, as_ptr(k), as_ptr(10 * k + 1));
+          break;
+        case 1:
+          result = lfht_search(head, as_ptr(k));
+          break;
+        case 2:
+          result = lfht_remove(head, as_ptr(k));
+          break;
+        case 3:
+          result = lfht_next_key(head, nullptr);
+          break;
+        default:
+          if (lfht_head* other = init_lfht(nullptr, nullptr, nullptr)) {
+            result = other;
+            lfht_free(other);
+          }
+        }
+        error = errno;
+      });
+      const auto present = model.find(k);
+      if (result == nullptr && error == ENOMEM) {
+        ++reported;
+        EXPECT_TRUE(fired) << "ENOMEM without a failed allocation";
+      } else {
+        EXPECT_EQ(error, 0) << "at " << at;
+        switch (call) {
+        case 0:
+          if (present == model.end()) {
+            EXPECT_EQ(result, as_ptr(10 * k + 1));
+            model[k] = 10 * k + 1;
+          } else {
+            EXPECT_EQ(result, as_ptr(present->second)) << "the value already there";
+          }
+          break;
+        case 1:
+        case 2:
+          EXPECT_EQ(result, present == model.end() ? nullptr : as_ptr(present->second));
+          if (call == 2 && present != model.end()) model.erase(present);
+          break;
+        case 3:
+          EXPECT_EQ(model.count(reinterpret_cast<std::uintptr_t>(result)), 1u);
+          break;
+        default:
+          EXPECT_NE(result, nullptr);
+        }
+      }
+      ASSERT_EQ(contents(head), model) << "at " << at;
+      if (!fired) break;
+    }
+  }
+  EXPECT_GE(reported, 5) << "every call can run out of memory";
+  lfht_free(head);
+}
+
+std::optional<std::string> atom_text(lfcore_atom_table* t, const std::string& s) {
+  lfcore_atom a = 0;
+  const int rc = lfcore_atoms_lookup(t, s.data(), s.size(), &a);
+  if (rc == LFCORE_ATOM_ENOTFOUND) return std::nullopt;
+  EXPECT_EQ(rc, LFCORE_ATOM_OK);
+  std::size_t len = 0;
+  const char* name = lfcore_atoms_name(a, &len);
+  EXPECT_EQ(lfcore_atoms_release(t, a), LFCORE_ATOM_OK);
+  return std::string(name, len);
+}
+
+TEST(OutOfMemory, AtomCallsReportEnomemAndChangeNothing) {
+  for (const std::size_t expected_atoms : {std::size_t(0), std::size_t(1000)}) {
+    SCOPED_TRACE("expected_atoms " + std::to_string(expected_atoms));
+    lfcore_atom_table* t = lfcore_atoms_create(expected_atoms);
+    ASSERT_NE(t, nullptr);
+    lfcore_atom probe = 0; // permanent, for the lookups below
+    ASSERT_EQ(lfcore_atoms_intern(t, "probe", 5, 0, &probe), LFCORE_ATOM_OK);
+    std::size_t atoms = 1, counted_atoms = 0, reported = 0;
+    for (const unsigned flags : {0u, LFCORE_ATOM_REF}) {
+      for (int at = 1;; ++at) {
+        ASSERT_LE(at, max_allocations);
+        // A new text every time, so that every intern creates an atom.
+        const std::string text = "atom " + std::to_string(flags) + "/" + std::to_string(at);
+        int rc = 0;
+        lfcore_atom a = 0;
+        const bool fired = on_new_thread_failing_at(
+            at, [&] { rc = lfcore_atoms_intern(t, text.data(), text.size(), flags, &a); });
+        if (rc == LFCORE_ATOM_ENOMEM) {
+          ++reported;
+          EXPECT_TRUE(fired);
+          EXPECT_EQ(atom_text(t, text), std::nullopt) << "a failed intern left its atom";
+        } else {
+          ASSERT_EQ(rc, LFCORE_ATOM_OK) << "at " << at;
+          ++atoms;
+          counted_atoms += flags == LFCORE_ATOM_REF;
+          EXPECT_EQ(atom_text(t, text), text);
+          EXPECT_EQ(lfcore_atoms_release(t, a), LFCORE_ATOM_OK);
+        }
+        ASSERT_EQ(lfcore_atoms_size(t), atoms);
+        if (!fired) break;
+      }
+    }
+    // Lookups and creating a table fail as cleanly.
+    for (int at = 1;; ++at) {
+      ASSERT_LE(at, max_allocations);
+      int lookup = 0;
+      bool created = false;
+      const bool fired = on_new_thread_failing_at(at, [&] {
+        lfcore_atom a = 0;
+        lookup = lfcore_atoms_lookup(t, "probe", 5, &a);
+        if (lookup == LFCORE_ATOM_OK) lookup = lfcore_atoms_release(t, a);
+        lfcore_atom_table* other = lfcore_atoms_create(expected_atoms);
+        created = other != nullptr;
+        lfcore_atoms_destroy(other);
+      });
+      EXPECT_TRUE(lookup == LFCORE_ATOM_OK || lookup == LFCORE_ATOM_ENOMEM) << lookup;
+      if (!fired) {
+        EXPECT_TRUE(created);
+        break;
+      }
+    }
+    EXPECT_GE(reported, 2u);
+    std::size_t collected = 0;
+    EXPECT_EQ(lfcore_atoms_collect(t, &collected), LFCORE_ATOM_OK);
+    EXPECT_EQ(collected, counted_atoms) << "an atom's reference was lost or kept";
+    EXPECT_EQ(lfcore_atoms_size(t), atoms - counted_atoms);
+    lfcore_atoms_destroy(t);
+  }
+}
+
+std::atomic<int> destroyed{0};
+struct counted : lfcore::hazard_pointer_obj_base<counted> {
+  ~counted() { ++destroyed; }
+};
+
+// A scan that cannot allocate the list of hazards keeps every object it was
+// to look at, and the next scan frees them: running out of memory delays
+// reclamation, never frees a protected object or loses one.
+TEST(OutOfMemory, AScanWithoutMemoryKeepsItsObjectsForTheNext) {
+  auto& domain = lfcore::hazard_pointer_default_domain();
+  domain.reclaim();
+  std::thread([&] {
+    constexpr int retired = 10, more_hazards = 64;
+    destroyed = 0;
+    // Retired while protected, so that no scan frees them before ours.
+    std::vector<lfcore::hazard_pointer> hps;
+    const auto protect = [&](counted* c) {
+      hps.push_back(lfcore::make_hazard_pointer());
+      std::atomic<counted*> source{c};
+      hps.back().protect(source);
+    };
+    for (int i = 0; i < retired; ++i) {
+      auto* c = new counted;
+      protect(c);
+      c->retire();
+    }
+    // More hazards than any scan of this thread has listed: the next scan
+    // must grow its list, and that allocation fails.
+    std::vector<counted> pinned(more_hazards);
+    for (counted& c : pinned) protect(&c);
+    test::fail_allocation_in(1);
+    const std::size_t freed = domain.reclaim();
+    const bool fired = test::allocation_failed();
+    test::fail_allocation_in(0);
+    EXPECT_TRUE(fired) << "the scan allocated nothing";
+    EXPECT_EQ(freed, 0u);
+    EXPECT_EQ(destroyed.load(), 0);
+    hps.clear(); // protects nothing any more
+    domain.reclaim();
+    EXPECT_EQ(destroyed.load(), retired) << "a retired object was lost";
+  }).join();
+}
+
+// A push that cannot grow the array throws and leaves the deque as it was.
+TEST(OutOfMemory, ADequeThatCannotGrowKeepsItsElements) {
+  int threw = 0;
+  for (int at = 1;; ++at) {
+    ASSERT_LE(at, max_allocations);
+    lfcore::chase_lev_deque<int> d(2);
+    d.push(1);
+    d.push(2);
+    bool pushed = false;
+    const bool fired = on_new_thread_failing_at(at, [&] { // the owner is whoever pushes
+      try {
+        d.push(3);
+        pushed = true;
+      } catch (const std::bad_alloc&) {
+        ++threw;
+      }
+    });
+    if (pushed) {
+      EXPECT_EQ(d.pop(), std::optional<int>(3));
+    }
+    EXPECT_EQ(d.pop(), std::optional<int>(2));
+    EXPECT_EQ(d.pop(), std::optional<int>(1));
+    EXPECT_EQ(d.pop(), std::nullopt);
+    d.push(4); // it still grows when memory is back
+    d.push(5);
+    d.push(6);
+    EXPECT_EQ(d.pop(), std::optional<int>(6));
+    if (!fired) break;
+  }
+  EXPECT_GE(threw, 1);
+}
+
+// submit() that runs out of memory throws, and its task never runs; every
+// task whose submit returned runs exactly once. From outside the pool (the
+// injection queue) and from a worker (its own deque, which grows).
+TEST(OutOfMemory, ASubmitThatThrowsRunsNothing) {
+  std::atomic<int> ran{0};
+  int submitted = 0, threw = 0;
+  {
+    lfcore::work_stealing_pool pool(2);
+    const auto submit_failing_at = [&](int at) {
+      test::fail_allocation_in(at);
+      try {
+        std::future<void> f = pool.submit([&] { ++ran; });
+        test::fail_allocation_in(0);
+        ++submitted;
+      } catch (const std::bad_alloc&) {
+        test::fail_allocation_in(0);
+        ++threw;
+      }
+      return test::allocation_failed();
+    };
+    for (int at = 1; at <= max_allocations && submit_failing_at(at); ++at) {
+    }
+    pool.submit([&] {
+          for (int round = 0; round < 4; ++round) // the deque grows past its first arrays
+            for (int at = 1; at <= max_allocations && submit_failing_at(at); ++at) {
+            }
+        })
+        .get();
+  } // the destructor runs everything submitted
+  EXPECT_EQ(ran.load(), submitted);
+  EXPECT_GE(threw, 2);
+}
+
+} // namespace

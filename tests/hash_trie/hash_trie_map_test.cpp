@@ -1517,3 +1517,52 @@ TYPED_TEST(HashTrieMap, ACallThatThrowsChangesNothingAndLeaksNothing) {
   TypeParam::default_domain().reclaim();
   EXPECT_EQ(test::tracked::live.load(), 0) << "an element leaked";
 }
+
+// A value whose construction throws: the leaf made for it goes back to the
+// allocator before anything was linked, and the map is as it was. (In the
+// default shape, where these few keys open no level: an insert may open one
+// before it makes its leaf, and the level rightly stays.)
+TYPED_TEST(HashTrieMap, AValueThatThrowsAsItIsBuiltLeavesNothing) {
+  using map =
+      lfcore::hash_trie_map<long, test::throws_on_copy, std::hash<long>, std::equal_to<long>,
+                            counting_allocator<std::pair<const long, test::throws_on_copy>>,
+                            TypeParam>;
+  map m;
+  const test::throws_on_copy good(1), bad(-1); // copying bad throws
+  for (long k = 0; k < 100; ++k) m.try_emplace(k, good);
+  const long blocks = counted_blocks.load();
+  for (long k = 0; k < 200; ++k) {
+    EXPECT_THROW(m.try_emplace(k + 100, bad), std::runtime_error);
+    EXPECT_THROW(m.insert_or_assign(k % 100, bad), std::runtime_error);
+    EXPECT_THROW(m.upsert(
+                     k % 2 == 0 ? k % 100 : k + 100, [&](const auto&) { return bad; }, bad),
+                 std::runtime_error);
+  }
+  EXPECT_EQ(counted_blocks.load(), blocks) << "a leaf was kept or linked";
+  EXPECT_EQ(m.size(), 100u);
+  for (long k = 0; k < 100; ++k) EXPECT_EQ(m.find(k)->second.v, 1);
+  for (long k = 100; k < 300; ++k) EXPECT_FALSE(m.contains(k));
+}
+
+// A visit() callback may call into a map of the same type - here the same
+// map. The inner calls take guards of their own (the thread's cached set is
+// the outer call's), so the element the outer call hands out stays
+// protected while the callback erases it, the inner calls end and, with
+// hazard pointers, everything retired is reclaimed.
+TYPED_TEST(HashTrieMap, ACallbackMayCallIntoTheMap) {
+  map_for<TypeParam, long, std::string> m(tiny);
+  const auto text = [](long k) { return std::string(40, static_cast<char>('a' + k % 26)); };
+  for (long k = 0; k < 64; ++k) m.try_emplace(k, text(k));
+  for (long k = 0; k < 64; k += 2) {
+    const bool visited = m.visit(k, [&](const auto& kv) {
+      EXPECT_EQ(m.erase(k), 1u);
+      EXPECT_FALSE(m.contains(k));
+      EXPECT_TRUE(m.visit(k + 1, [&](const auto& next) { EXPECT_EQ(next.second, text(k + 1)); }));
+      if constexpr (TypeParam::bounded_garbage) // (RCU cannot wait inside its read-side section)
+        TypeParam::default_domain().reclaim();
+      EXPECT_EQ(kv.second, text(k)) << "the visited element was freed under the callback";
+    });
+    EXPECT_TRUE(visited);
+  }
+  EXPECT_EQ(m.size(), 32u);
+}

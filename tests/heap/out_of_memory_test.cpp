@@ -8,6 +8,7 @@
 #include "heap_counter.hpp"
 
 #include <lfcore/chase_lev_deque.hpp>
+#include <lfcore/hash_trie_map.hpp>
 #include <lfcore/hazard_pointer.hpp>
 #include <lfcore/work_stealing_pool.hpp>
 #include <lfcore_atoms.h>
@@ -21,7 +22,10 @@
 #include <future>
 #include <map>
 #include <new>
+#include <numeric>
 #include <optional>
+#include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -208,6 +212,43 @@ TEST(OutOfMemory, AtomCallsReportEnomemAndChangeNothing) {
     EXPECT_EQ(lfcore_atoms_size(t), atoms - counted_atoms);
     lfcore_atoms_destroy(t);
   }
+}
+
+// Three hashes: long chains, whose keys a batch gathers out of chain order.
+struct three_hashes {
+  std::size_t operator()(const std::string& s) const noexcept { return s.back() % 3u; }
+};
+
+// An iterator step that runs out of memory - copying the keys of the batch
+// it gathers ahead (std::string keys longer than the small-string buffer),
+// or the batch itself - throws and leaves the iterator at its element; the
+// next step gathers again, and no key is skipped or visited twice.
+TEST(OutOfMemory, AnIteratorStepThatThrowsLeavesTheIteratorWhereItWas) {
+  lfcore::hash_trie_map<std::string, long, three_hashes> m(lfcore::hash_trie_config{2, 2, 2});
+  constexpr long n = 300;
+  std::vector<long> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937(5)); // chains out of key order
+  const auto key = [](long k) { return "a key past the small-string size " + std::to_string(k); };
+  for (long k : order) m.try_emplace(key(k), k);
+  std::set<long> seen;
+  int threw = 0, step = 0;
+  for (auto it = m.begin(); it != m.end();) {
+    ASSERT_TRUE(seen.insert(it->second).second) << "visited twice";
+    const long at = it->second;
+    test::fail_allocation_in(1 + step++ % 20); // among the step's first 20 allocations
+    try {
+      ++it;
+      test::fail_allocation_in(0);
+    } catch (const std::bad_alloc&) {
+      test::fail_allocation_in(0);
+      ++threw;
+      ASSERT_EQ(it->second, at) << "a failed step moved the iterator";
+      ++it;
+    }
+  }
+  EXPECT_EQ(seen.size(), std::size_t(n));
+  EXPECT_GT(threw, 10);
 }
 
 std::atomic<int> destroyed{0};

@@ -3,6 +3,7 @@
 
 #include "lfcore/cache_padded.hpp"
 #include "lfcore/detail/prefault.hpp"
+#include "lfcore/detail/stress.hpp"
 #include "lfcore/hash_trie_map.hpp"
 #include "lfcore/hazard_pointer.hpp"
 #include "lfcore/thread_registry.hpp"
@@ -354,6 +355,9 @@ std::size_t atom_table::collect() {
     // one wins on a state of 0) and acquires the last [atom.release].
     if (it->state.compare_exchange_strong(unreferenced, dead_bit, std::memory_order_acq_rel,
                                           std::memory_order_relaxed)) {
+      // Dead but still in the trie: an intern of its text meets it here and
+      // must unlink it itself before it can make a new atom.
+      detail::stress_point();
       atoms.erase(it); // the leaf, text and properties go to the hazard-pointer domain
       ++collected;
     }

@@ -350,6 +350,42 @@ TEST_P(AtomTableSizes, CollectWhileOthersInternAndRelease) {
   }
 }
 
+// Interning the text of an atom being collected - killed, not yet unlinked:
+// the intern unlinks the dead atom itself and makes a new one, and an atom a
+// thread holds a reference to is the text's atom until released (another
+// intern or find of the text returns it), whatever the collector does. Few
+// texts, so that the collector's victims are the texts being interned.
+TEST_P(AtomTableSizes, InterningTheTextOfAnAtomBeingCollected) {
+  atom_table t(GetParam());
+  constexpr int threads = 2, texts = 3;
+  const int rounds = lfcore::stress_build ? 20'000 : 200'000;
+  std::atomic<bool> stop{false};
+  std::atomic<std::size_t> collected{0};
+  std::thread collector([&] {
+    while (!stop.load()) collected += t.collect();
+  });
+  std::vector<std::thread> pool;
+  for (int w = 0; w < threads; ++w)
+    pool.emplace_back([&, w] {
+      for (int r = 0; r < rounds; ++r) {
+        const std::string text = text_of((r + w) % texts);
+        const atom a = t.intern_ref(text);
+        ASSERT_EQ(atom_table::name(a), text);
+        const std::optional<atom> again = t.find(text);
+        ASSERT_TRUE(again) << "a held atom's text was absent";
+        ASSERT_EQ(*again, a) << "a held atom lost its text to another";
+        t.release(*again);
+        t.release(a);
+      }
+    });
+  for (auto& th : pool) th.join();
+  stop = true;
+  collector.join();
+  collected += t.collect();
+  EXPECT_GT(collected.load(), 0u);
+  EXPECT_EQ(t.size(), 0u);
+}
+
 TEST_P(AtomTableSizes, IterationUnderConcurrentInterning) {
   atom_table t(GetParam());
   constexpr int base = 2000, extra = 20'000;

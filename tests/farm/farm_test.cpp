@@ -682,6 +682,35 @@ void a_failing_stage_stops_everything(unsigned nw, one_worker shape = one_worker
       std::logic_error);
   EXPECT_LT(produced, 1'000'000);
   EXPECT_EQ(tracked::live.load(), 0);
+  // A failing source stops the stages after it; nothing sunk comes after it.
+  produced = 0;
+  int sunk = 0;
+  EXPECT_THROW(lfcore::make_pipeline(
+                   [&]() -> std::optional<tracked> {
+                     if (produced == 5000) throw std::out_of_range("source");
+                     return tracked(produced++);
+                   },
+                   16)
+                   .then(f)
+                   .run_and_wait([&](tracked) { ++sunk; }),
+               std::out_of_range);
+  EXPECT_LE(sunk, 5000);
+  EXPECT_EQ(tracked::live.load(), 0);
+  // So does a failing worker of a farm stage, reported as its own.
+  lfcore::farm<tracked> failing(
+      [](tracked t) {
+        if (t.value == 2000) throw std::domain_error("worker");
+        return t;
+      },
+      options(nw, lfcore::scheduling::on_demand, false, shape));
+  produced = 0;
+  EXPECT_THROW(lfcore::make_pipeline(tracked_source(produced), 16)
+                   .then(failing)
+                   .then([](tracked t) { return t; })
+                   .run_and_wait([](tracked) {}),
+               std::domain_error);
+  EXPECT_LT(produced, 1'000'000);
+  EXPECT_EQ(tracked::live.load(), 0);
   EXPECT_THROW(lfcore::make_pipeline(counting_source(1), 0), std::invalid_argument);
 }
 

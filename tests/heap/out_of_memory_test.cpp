@@ -359,4 +359,30 @@ TEST(OutOfMemory, ASubmitThatThrowsRunsNothing) {
   EXPECT_GE(threw, 2);
 }
 
+// task_group::run() that runs out of memory throws and leaves the group as
+// if it had not been called: wait() returns once the tasks that were
+// spawned have run (a group that counted the failed one would wait forever).
+TEST(OutOfMemory, ATaskGroupRunThatThrowsIsNotWaitedFor) {
+  lfcore::work_stealing_pool pool(2);
+  lfcore::task_group g(pool);
+  std::atomic<int> ran{0};
+  int spawned = 0, threw = 0;
+  for (int at = 1; at <= max_allocations; ++at) {
+    test::fail_allocation_in(at);
+    try {
+      g.run([&] { ++ran; });
+      test::fail_allocation_in(0);
+      ++spawned;
+    } catch (const std::bad_alloc&) {
+      test::fail_allocation_in(0);
+      ++threw;
+      continue;
+    }
+    if (!test::allocation_failed()) break;
+  }
+  g.wait();
+  EXPECT_EQ(ran.load(), spawned);
+  EXPECT_GE(threw, 1);
+}
+
 } // namespace

@@ -180,6 +180,23 @@ TEST(WorkStealingPool, TaskGroupRethrowsAndStillRunsTheRest) {
   EXPECT_EQ(ran.load(), 101);
 }
 
+// A group destroyed without wait() waits for its tasks and drops what one
+// threw: a destructor must not throw.
+TEST(WorkStealingPool, TaskGroupDestructorWaitsAndDropsTheException) {
+  work_stealing_pool pool(2);
+  std::atomic<int> ran{0};
+  {
+    task_group g(pool);
+    for (int i = 0; i < 100; ++i)
+      g.run([&, i] {
+        std::this_thread::yield();
+        ran.fetch_add(1);
+        if (i % 10 == 0) throw std::logic_error("dropped");
+      });
+  }
+  EXPECT_EQ(ran.load(), 100);
+}
+
 TEST(WorkStealingPool, ManyExternalSubmitters) {
   work_stealing_pool pool(2);
   std::atomic<long> sum{0};

@@ -99,6 +99,28 @@ TEST(SpscQueue, ThrowingCopyLosesNothing) {
   EXPECT_EQ(q.size_approx(), 1u);                   // ... and the element stays queued
 }
 
+// A batch whose k-th element throws as it moves (this type's moves copy):
+// the elements before it are pushed or popped, the rest stay where they were.
+TEST(SpscQueue, ABatchThatThrowsKeepsWhatCameBeforeIt) {
+  spsc_queue<throws_on_copy> q(8);
+  std::vector<throws_on_copy> in;
+  in.reserve(4);
+  for (int v : {1, 2, -3, 4}) in.emplace_back(v);
+  EXPECT_THROW(q.try_push_n(in.begin(), in.size()), std::runtime_error);
+  EXPECT_EQ(q.size_approx(), 2u); // 1 and 2
+  EXPECT_TRUE(q.try_emplace(-5));
+  EXPECT_TRUE(q.try_emplace(6));
+  std::vector<throws_on_copy> out;
+  out.reserve(8);
+  EXPECT_THROW(q.try_pop_n(std::back_inserter(out), 8), std::runtime_error);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].v, 1);
+  EXPECT_EQ(out[1].v, 2);
+  EXPECT_EQ(q.size_approx(), 2u); // -5, whose move threw, and 6 stay queued
+  EXPECT_TRUE(q.try_emplace(7));
+  EXPECT_EQ(q.size_approx(), 3u); // the destructor destroys them (ASan: no leak)
+}
+
 TEST(SpscQueue, TwoThreadsFifo) {
   constexpr long n = 200'000;
   spsc_queue<long> q(64);

@@ -243,6 +243,15 @@ TEST(farm_manager, invalid_configuration_is_rejected) {
   lfcore::manager_options o;
   o.period = 0ms;
   EXPECT_THROW(lfcore::farm_manager(f, lfcore::farm_contract::keep_up(), o), std::invalid_argument);
+  o = lfcore::manager_options{};
+  o.violation_periods = 0;
+  EXPECT_THROW(lfcore::farm_manager(f, lfcore::farm_contract::keep_up(), o), std::invalid_argument);
+  for (const double smoothing : {0.0, 1.5}) {
+    o = lfcore::manager_options{};
+    o.smoothing = smoothing;
+    EXPECT_THROW(lfcore::farm_manager(f, lfcore::farm_contract::keep_up(), o),
+                 std::invalid_argument);
+  }
   EXPECT_THROW(lfcore::farm_manager(f, lfcore::farm_contract::throughput_at_least(0)),
                std::invalid_argument);
   EXPECT_THROW(lfcore::farm_manager(f, lfcore::farm_contract::service_time_at_most(-1s)),

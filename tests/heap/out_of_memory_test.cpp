@@ -10,12 +10,14 @@
 #include <lfcore/chase_lev_deque.hpp>
 #include <lfcore/hash_trie_map.hpp>
 #include <lfcore/hazard_pointer.hpp>
+#include <lfcore/pool_allocator.hpp>
 #include <lfcore/work_stealing_pool.hpp>
 #include <lfcore_atoms.h>
 #include <lfht.h>
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -249,6 +251,35 @@ TEST(OutOfMemory, AnIteratorStepThatThrowsLeavesTheIteratorWhereItWas) {
   }
   EXPECT_EQ(seen.size(), std::size_t(n));
   EXPECT_GT(threw, 10);
+}
+
+// pool_allocator's depot cannot grow its lists: a thread that gives a full
+// magazine back, or ends, keeps those blocks unused in their chunks (still
+// reachable, so not leaked), loses nothing else, and the pool goes on
+// serving. A block size no other test of this program uses, so that the
+// depot's lists start empty and their first growth is the armed allocation.
+TEST(OutOfMemory, APoolWhoseDepotCannotGrowGoesOnServing) {
+  using block = std::array<char, 72>;
+  lfcore::pool_allocator<block> pool;
+  constexpr int blocks = 4096; // many magazines' worth
+  bool fired_on_free = false;
+  std::thread([&] {
+    std::vector<block*> held(blocks);
+    for (block*& b : held) b = pool.allocate(1);
+    test::fail_allocation_in(1);
+    for (block* b : held) pool.deallocate(b, 1);
+    fired_on_free = test::allocation_failed();
+    test::fail_allocation_in(0);
+    for (block*& b : held) b = pool.allocate(1); // still served, from blocks or new chunks
+    std::set<block*> distinct(held.begin(), held.end());
+    EXPECT_EQ(distinct.size(), held.size()) << "a block was handed out twice";
+    for (block* b : held) pool.deallocate(b, 1);
+    test::fail_allocation_in(1); // the flush at thread exit, where it grows a list
+  }).join();
+  EXPECT_TRUE(fired_on_free);
+  block* b = pool.allocate(1); // another thread, after all that
+  b->fill('x');
+  pool.deallocate(b, 1);
 }
 
 std::atomic<int> destroyed{0};

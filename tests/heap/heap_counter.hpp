@@ -1,8 +1,9 @@
 // Counts the bytes a test program holds from operator new, so that tests can
 // show memory going back to the allocator (e.g. after a queue drains), and
 // makes a chosen allocation fail, so that tests can show what running out of
-// memory does. Linking heap_counter.cpp replaces the global operator new and
-// delete.
+// memory does (the out-of-memory tests, and the fuzz targets of the C APIs
+// through tests/fuzz/failing_new.hpp). Linking heap_counter.cpp replaces the
+// global operator new and delete.
 #pragma once
 
 #include <cstddef>

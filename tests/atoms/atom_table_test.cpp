@@ -300,6 +300,32 @@ TEST(AtomTable, ConcurrentFunctorsAndPropertiesHaveOneWinner) {
   }
 }
 
+// Collects a table again and again on a thread of its own until stopped.
+class background_collector {
+public:
+  explicit background_collector(atom_table& t) : t_(t) {}
+  ~background_collector() { stop(); }
+  background_collector(const background_collector&) = delete;
+  background_collector& operator=(const background_collector&) = delete;
+  /// Stops the thread, collects once more and returns the atoms collected in all.
+  std::size_t stop() {
+    if (thread_.joinable()) {
+      stop_ = true;
+      thread_.join();
+      collected_ += t_.collect();
+    }
+    return collected_;
+  }
+
+private:
+  atom_table& t_;
+  std::atomic<bool> stop_{false};
+  std::size_t collected_ = 0; // the thread's until joined
+  std::thread thread_{[this] {
+    while (!stop_.load()) collected_ += t_.collect();
+  }};
+};
+
 // Interning, releasing and collecting at once: every atom a thread holds a
 // reference to keeps its text and properties; at the end every counted atom
 // is collected and only the permanent ones stay.
@@ -308,11 +334,7 @@ TEST_P(AtomTableSizes, CollectWhileOthersInternAndRelease) {
   constexpr int threads = 3, texts = 300;
   const int rounds = lfcore::stress_build ? 2000 : 20000;
   for (int i = 0; i < texts; i += 10) t.intern(text_of(i)); // a few permanent ones
-  std::atomic<bool> stop{false};
-  std::atomic<std::size_t> collected{0};
-  std::thread collector([&] {
-    while (!stop.load()) collected += t.collect();
-  });
+  background_collector collector(t);
   std::vector<std::thread> pool;
   for (int w = 0; w < threads; ++w)
     pool.emplace_back([&, w] {
@@ -338,10 +360,7 @@ TEST_P(AtomTableSizes, CollectWhileOthersInternAndRelease) {
       for (const auto& [a, j] : held) t.release(a);
     });
   for (auto& th : pool) th.join();
-  stop = true;
-  collector.join();
-  collected += t.collect();
-  EXPECT_GT(collected.load(), 0u);
+  EXPECT_GT(collector.stop(), 0u);
   EXPECT_EQ(t.size(), static_cast<std::size_t>(texts / 10));
   for (const std::string& s : names_of(t)) {
     std::optional<atom> a = t.find(s);
@@ -359,11 +378,7 @@ TEST_P(AtomTableSizes, InterningTheTextOfAnAtomBeingCollected) {
   atom_table t(GetParam());
   constexpr int threads = 2, texts = 3;
   const int rounds = lfcore::stress_build ? 20'000 : 200'000;
-  std::atomic<bool> stop{false};
-  std::atomic<std::size_t> collected{0};
-  std::thread collector([&] {
-    while (!stop.load()) collected += t.collect();
-  });
+  background_collector collector(t);
   std::vector<std::thread> pool;
   for (int w = 0; w < threads; ++w)
     pool.emplace_back([&, w] {
@@ -379,10 +394,7 @@ TEST_P(AtomTableSizes, InterningTheTextOfAnAtomBeingCollected) {
       }
     });
   for (auto& th : pool) th.join();
-  stop = true;
-  collector.join();
-  collected += t.collect();
-  EXPECT_GT(collected.load(), 0u);
+  EXPECT_GT(collector.stop(), 0u);
   EXPECT_EQ(t.size(), 0u);
 }
 

@@ -623,6 +623,17 @@ private:
   //   it empties, and holds at most 2 * chain_threshold - 1 live leaves:
   //   appends still count them. Once a closer set every bit none can come, so
   //   hoist() still meets only unlinks of the chain's first leaf.
+  //   Head inserts and appends of one key exclude each other because every
+  //   insert (insert_or_assign and upsert too) decides between them on the
+  //   bucket word its walk read last, and a walk that unlinks the chain's
+  //   first leaf starts again: the chain may have emptied and refilled since
+  //   it read the bucket. An append was decided on a word whose summary
+  //   holds the key's bits or chain_threshold bits; bits only grow while the
+  //   chain holds a leaf, so no head insert of the key can follow until the
+  //   chain empties, and then the append's CAS fails (its last leaf was
+  //   marked). A head insert that came before that word is in the chain the
+  //   walk read. (An atom table's interns meeting atoms being collected
+  //   linked one text twice before the walk started again.)
   // Other targets (or LFCORE_NO_BUCKET_SUMMARY, for pointers tagged in their
   // high bits) keep no summary; the filter then always says "maybe".
   static constexpr word summary_mask = detail::bucket_summaries ? ~word(0) << 48 : 0;
@@ -1166,6 +1177,9 @@ private:
       if (link->load(std::memory_order_acquire) != w) return false;
       if (is_deleted(nw)) {
         if (!unlink(*link, w, cur, nw)) return false;
+        // An insert decides head or end again on the new first word (see
+        // "Head inserts and appends of one key exclude each other").
+        if (unless_bits != 0 && link == &first) return false;
         w = g.cur.protect(*link, pointer_of);
         if (is_deleted(w)) return false; // link's owner died meanwhile: never CAS a marked word
         if (link == &first) s.head = w;
@@ -1455,7 +1469,7 @@ private:
         fresh.l = make(h);
         keep.reset_protection(fresh.l); // before it is published
       }
-      if (s.at_head ? link_at_head(s, fresh.l, h) : link_at_end(s, fresh.l, h)) {
+      if (link(s, fresh.l, h)) {
         adjust_size(1);
         return {const_iterator(this, fresh.published(), std::move(keep)), true};
       }
@@ -1472,14 +1486,14 @@ private:
     const auto& key = LeafPolicy::key(*fresh.l);
     const std::uint64_t h = leaf_hash(*fresh.l);
     for (;;) {
-      const spot s = locate(h, key, *g);
+      const spot s = locate(h, key, *g, true);
       if (s.found == nullptr) {
         if (is_frozen(s.end)) {
           settle_frozen(s, h);
           continue;
         }
         if (close_if_full(s, h)) continue;
-        if (link_at_end(s, fresh.l, h)) {
+        if (link(s, fresh.l, h)) {
           adjust_size(1);
           return {const_iterator(this, fresh.published(), std::move(keep)), true};
         }
@@ -1536,8 +1550,8 @@ private:
     guard keep = make_guard(); // for the returned iterator
     for (;;) {
       // Once make_absent ran, key may have been moved from: search with its leaf's.
-      const spot s =
-          absent.l != nullptr ? locate(h, LeafPolicy::key(*absent.l), *g) : locate(h, key, *g);
+      const spot s = absent.l != nullptr ? locate(h, LeafPolicy::key(*absent.l), *g, true)
+                                         : locate(h, key, *g, true);
       if (s.found != nullptr) {
         const auto& old = LeafPolicy::value(*s.found); // g.cur protects it
         unpublished_leaf fresh(LeafPolicy::make(h, old.first, std::invoke(f, old.second)));
@@ -1556,7 +1570,7 @@ private:
         if (close_if_full(s, h)) continue;
         if (absent.l == nullptr) absent.l = make_absent(h);
         keep.reset_protection(absent.l); // before it is published
-        if (link_at_end(s, absent.l, h)) {
+        if (link(s, absent.l, h)) {
           adjust_size(1);
           return {const_iterator(this, absent.published(), std::move(keep)), true};
         }
@@ -1636,6 +1650,14 @@ private:
   // Links fresh (hash h) at the end of the chain s found without its key:
   // into the empty bucket with its summary bits, or after the summary took
   // them. False if the chain changed (search again).
+  // Links fresh (hash h, absent at s) where the search that gave s decided:
+  // at the chain's head or at its end. Every insert takes that decision on
+  // the bucket word its walk read last, so that head inserts and appends of
+  // one key exclude each other (see the summary notes). False: search again.
+  bool link(const spot& s, leaf* fresh, std::uint64_t h) {
+    return s.at_head ? link_at_head(s, fresh, h) : link_at_end(s, fresh, h);
+  }
+
   bool link_at_end(const spot& s, leaf* fresh, std::uint64_t h) {
     fresh->next.store(to_word(s.node), std::memory_order_relaxed); // published by the CAS
     std::atomic<word>& bucket = s.node->bucket(h);

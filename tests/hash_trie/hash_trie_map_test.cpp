@@ -1519,15 +1519,15 @@ TYPED_TEST(HashTrieMap, ACallThatThrowsChangesNothingAndLeaksNothing) {
 }
 
 // A value whose construction throws: the leaf made for it goes back to the
-// allocator before anything was linked, and the map is as it was. (In the
-// default shape, where these few keys open no level: an insert may open one
-// before it makes its leaf, and the level rightly stays.)
+// allocator before anything was linked, and the map is as it was. (In a
+// shape where these few keys open no level: an insert may open one before it
+// makes its leaf, and the level rightly stays.)
 TYPED_TEST(HashTrieMap, AValueThatThrowsAsItIsBuiltLeavesNothing) {
   using map =
       lfcore::hash_trie_map<long, test::throws_on_copy, std::hash<long>, std::equal_to<long>,
                             counting_allocator<std::pair<const long, test::throws_on_copy>>,
                             TypeParam>;
-  map m;
+  map m(hash_trie_config{8, 2, 64});           // 256 buckets, chains close at 64
   const test::throws_on_copy good(1), bad(-1); // copying bad throws
   for (long k = 0; k < 100; ++k) m.try_emplace(k, good);
   const long blocks = counted_blocks.load();

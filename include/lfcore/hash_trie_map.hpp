@@ -1647,9 +1647,6 @@ private:
     }
   }
 
-  // Links fresh (hash h) at the end of the chain s found without its key:
-  // into the empty bucket with its summary bits, or after the summary took
-  // them. False if the chain changed (search again).
   // Links fresh (hash h, absent at s) where the search that gave s decided:
   // at the chain's head or at its end. Every insert takes that decision on
   // the bucket word its walk read last, so that head inserts and appends of
@@ -1658,6 +1655,9 @@ private:
     return s.at_head ? link_at_head(s, fresh, h) : link_at_end(s, fresh, h);
   }
 
+  // Links fresh (hash h) at the end of the chain s found without its key:
+  // into the empty bucket with its summary bits, or after the summary took
+  // them. False if the chain changed (search again).
   bool link_at_end(const spot& s, leaf* fresh, std::uint64_t h) {
     fresh->next.store(to_word(s.node), std::memory_order_relaxed); // published by the CAS
     std::atomic<word>& bucket = s.node->bucket(h);

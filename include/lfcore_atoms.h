@@ -52,7 +52,8 @@ enum {
   LFCORE_ATOM_ENOMEM = -4,    /* out of memory */
   LFCORE_ATOM_ENOTFOUND = -5, /* no such atom, property or functor */
   LFCORE_ATOM_EEXIST = -6,    /* the property kind is already there */
-  LFCORE_ATOM_ENOREF = -7     /* release without a reference, or the atom was collected */
+  LFCORE_ATOM_ENOREF = -7,    /* release without a reference, or the atom was collected */
+  LFCORE_ATOM_EOVERFLOW = -8  /* one reference more than an atom can hold (2^30 - 1) */
 };
 
 /* Flags of lfcore_atoms_intern. */
@@ -104,7 +105,9 @@ int lfcore_atoms_for_each(const lfcore_atom_table *table, int (*f)(lfcore_atom, 
                           void *context);
 
 /* References. retain: adds one (LFCORE_ATOM_ENOREF if the atom was
- * collected). release: gives one back (LFCORE_ATOM_ENOREF if it has none).
+ * collected; LFCORE_ATOM_EOVERFLOW if it holds 2^30 - 1 already, as for
+ * intern and lookup with a reference; fewer in stress builds).
+ * release: gives one back (LFCORE_ATOM_ENOREF if it has none).
  * make_permanent: pins the atom for the table's life. */
 int lfcore_atoms_retain(lfcore_atom_table *table, lfcore_atom atom);
 int lfcore_atoms_release(lfcore_atom_table *table, lfcore_atom atom);

@@ -61,6 +61,7 @@ using detail::property_item;
 constexpr std::uint32_t permanent_bit = 1u << 31;
 constexpr std::uint32_t dead_bit = 1u << 30;
 constexpr std::uint32_t refs_mask = dead_bit - 1;
+static_assert(atom_table::max_references <= refs_mask);
 
 // Permanent atoms (intern) live as long as their table: nothing frees one
 // before the table's destructor, so they need no allocator of their own. The
@@ -175,8 +176,8 @@ bool claim(const atom_entry& d, bool counted) {
   for (;;) {
     if (s & permanent_bit) return true; // permanent atoms never die: nothing to take
     if (s & dead_bit) return false;
-    if (counted && (s & refs_mask) == refs_mask)
-      throw std::overflow_error("atom_table: too many references to one atom");
+    if (counted && (s & refs_mask) == atom_table::max_references)
+      throw std::overflow_error("atom_table: more than max_references references to one atom");
     const std::uint32_t want = counted ? s + 1 : s | permanent_bit;
     // [atom.claim] acq_rel: against [atom.kill], exactly one of the two CASes
     // on a state of 0 succeeds; acquire orders what the last release did.

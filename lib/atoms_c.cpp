@@ -19,6 +19,7 @@ using lfcore::atom_table;
 
 static_assert(LFCORE_ATOM_FREE_LOW_BITS == lfcore::atom::free_low_bits);
 static_assert(LFCORE_ATOM_MAX_LENGTH == atom_table::max_length);
+static_assert(lfcore::stress_build || atom_table::max_references == (1u << 30) - 1);
 static_assert(LFCORE_PROPERTY_FUNCTOR == lfcore::property::functor);
 
 // Runs f and maps what it throws to a status; nothing escapes into C.
@@ -32,6 +33,8 @@ int guarded(F f) noexcept {
     return LFCORE_ATOM_ETOOLONG;
   } catch (const std::bad_alloc&) {
     return LFCORE_ATOM_ENOMEM;
+  } catch (const std::overflow_error&) {
+    return LFCORE_ATOM_EOVERFLOW;
   } catch (const std::logic_error&) { // release without a reference, retain of a dead atom
     return LFCORE_ATOM_ENOREF;
   } catch (...) { // nothing else is thrown; never let anything cross into C
@@ -139,7 +142,9 @@ int lfcore_atoms_for_each(const lfcore_atom_table* table, int (*f)(lfcore_atom, 
 
 int lfcore_atoms_retain(lfcore_atom_table* table, lfcore_atom a) {
   if (table == nullptr || a == 0) return LFCORE_ATOM_EINVAL;
-  return table->table.try_retain(atom::from_bits(a)) ? LFCORE_ATOM_OK : LFCORE_ATOM_ENOREF;
+  return guarded([&] { // std::overflow_error past max_references
+    return table->table.try_retain(atom::from_bits(a)) ? LFCORE_ATOM_OK : LFCORE_ATOM_ENOREF;
+  });
 }
 
 int lfcore_atoms_release(lfcore_atom_table* table, lfcore_atom a) {
@@ -239,6 +244,8 @@ const char* lfcore_atoms_strerror(int status) {
     return "the atom already has a property of this kind";
   case LFCORE_ATOM_ENOREF:
     return "the atom holds no reference (released too often, or collected)";
+  case LFCORE_ATOM_EOVERFLOW:
+    return "the atom holds as many references as it can";
   default:
     return "unknown status";
   }

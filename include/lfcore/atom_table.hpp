@@ -60,6 +60,7 @@
 // The table does not order atoms alphabetically (iteration is in hash order).
 #pragma once
 
+#include "lfcore/config.hpp"
 #include "lfcore/detail/utf8.hpp"
 
 #include <atomic>
@@ -198,10 +199,16 @@ private:
 /// destructor. Errors are exceptions: std::length_error (text longer than
 /// max_length), lfcore::invalid_utf8, std::invalid_argument (a null atom, a
 /// reserved property kind), std::logic_error (release without a reference),
+/// std::overflow_error (more than max_references references to one atom),
 /// std::bad_alloc; the table is unchanged when one is thrown.
 class atom_table {
 public:
   static constexpr std::size_t max_length = (std::size_t(1) << 30) - 1; ///< bytes
+  /// References one atom can hold at once: its count shares a 32-bit word with
+  /// the permanent and dead bits. Stress builds lower it so that tests reach
+  /// it. One more (retain, try_retain, or intern_ref / find of that atom)
+  /// throws std::overflow_error and takes nothing.
+  static constexpr std::uint32_t max_references = stress_build ? 64 : (1u << 30) - 1;
 
   /// expected_atoms sizes the trie's root as hash_trie_config::for_expected_size
   /// does: at least one bucket per atom, up to 2^24 (128 MiB; 0: 2^16). At 6.8

@@ -1,11 +1,13 @@
 #include <lfcore/atom_table.hpp>
 #include <lfcore/config.hpp>
+#include <lfcore_atoms.h>
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -204,6 +206,56 @@ TEST(AtomTable, ReferencesAndCollection) {
   EXPECT_EQ(t.size(), 3u);
   t.release(keep); // release on permanent atoms is always allowed
   EXPECT_THROW(t.release(atom()), std::invalid_argument);
+}
+
+// References stop at max_references: one more throws std::overflow_error
+// (LFCORE_ATOM_EOVERFLOW from the C API) and takes nothing, however many
+// threads race for the last ones. Stress builds (TSan, ASan) lower the limit
+// to 64; reaching the others' 2^30 - 1 would take seconds, so they skip.
+TEST(AtomTable, ReferencesStopAtTheLimit) {
+  if (atom_table::max_references > 100000) GTEST_SKIP() << "only in stress builds";
+  atom_table t;
+  const atom a = t.intern_ref("popular");
+  std::atomic<unsigned> taken{0}, refused{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] {
+      for (;;) {
+        try {
+          if (i % 2 == 0)
+            t.retain(a);
+          else
+            EXPECT_EQ(t.find("popular"), a);
+          taken.fetch_add(1);
+        } catch (const std::overflow_error&) {
+          refused.fetch_add(1);
+          return;
+        }
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(taken.load(), atom_table::max_references - 1);
+  EXPECT_EQ(refused.load(), 4u);
+  EXPECT_THROW(t.intern_ref("popular"), std::overflow_error);
+  EXPECT_THROW(t.try_retain(a), std::overflow_error);
+  for (std::uint32_t i = 0; i < atom_table::max_references; ++i) t.release(a);
+  EXPECT_THROW(t.release(a), std::logic_error);
+  EXPECT_EQ(t.collect(), 1u);
+
+  lfcore_atom_table* c = lfcore_atoms_create(0);
+  ASSERT_NE(c, nullptr);
+  lfcore_atom ca = 0, other = 0;
+  ASSERT_EQ(lfcore_atoms_intern(c, "x", 1, LFCORE_ATOM_REF, &ca), LFCORE_ATOM_OK);
+  std::uint32_t held = 1;
+  while (lfcore_atoms_retain(c, ca) == LFCORE_ATOM_OK) ++held;
+  EXPECT_EQ(held, atom_table::max_references);
+  EXPECT_EQ(lfcore_atoms_retain(c, ca), LFCORE_ATOM_EOVERFLOW);
+  EXPECT_EQ(lfcore_atoms_intern(c, "x", 1, LFCORE_ATOM_REF, &other), LFCORE_ATOM_EOVERFLOW);
+  EXPECT_EQ(lfcore_atoms_lookup(c, "x", 1, &other), LFCORE_ATOM_EOVERFLOW);
+  EXPECT_EQ(other, 0u) << "outputs are left alone";
+  for (; held > 0; --held) ASSERT_EQ(lfcore_atoms_release(c, ca), LFCORE_ATOM_OK);
+  EXPECT_EQ(lfcore_atoms_release(c, ca), LFCORE_ATOM_ENOREF);
+  lfcore_atoms_destroy(c);
 }
 
 TEST(AtomTable, IterationVisitsEachAtomOnce) {

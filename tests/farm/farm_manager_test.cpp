@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -222,6 +223,47 @@ TEST(farm_manager, user_rules_sensors_and_actuators) {
   EXPECT_THROW(m.add_rule({"empty", 1, lfcore::mape_event::period, nullptr, nullptr}),
                std::invalid_argument);
   EXPECT_THROW(m.add_sensor("none", nullptr), std::invalid_argument);
+}
+
+// The notes' R3: right after a decrease, a violated contract does not add
+// workers back until hold_periods have passed; then the grow rule does.
+TEST(farm_manager, no_increase_within_the_hold_after_a_decrease) {
+  lfcore::farm<int, void> f([](int) { std::this_thread::sleep_for(service); }, eight_workers());
+  std::atomic<bool> done{false};
+  std::thread run([&] { // a source always ready: one worker cannot keep up
+    f.run_and_wait([&]() -> std::optional<int> {
+      if (done.load()) return std::nullopt;
+      return 1;
+    });
+  });
+  lfcore::manager_options mo;
+  mo.hold_periods = 12;
+  lfcore::farm_manager m(f, lfcore::farm_contract::keep_up(), mo);
+  bool shrunk = false;
+  m.add_rule({"test: shrink to one", 60, lfcore::mape_event::period,
+              [&](const lfcore::mape_state&) { return !shrunk; },
+              [&](const lfcore::mape_state&) {
+                shrunk = true;
+                lfcore::mape_plan p;
+                p.workers = 1;
+                return p;
+              }});
+  std::vector<lfcore::mape_record> steps;
+  for (unsigned i = 0; i < mo.hold_periods + 12; ++i) {
+    std::this_thread::sleep_for(10ms);
+    steps.push_back(m.step());
+  }
+  done.store(true);
+  run.join();
+  ASSERT_EQ(steps[0].rule, "test: shrink to one");
+  ASSERT_EQ(steps[0].workers_after, 1u);
+  unsigned held = 0;
+  for (unsigned i = 1; i < mo.hold_periods; ++i) {
+    EXPECT_EQ(steps[i].workers_after, 1u) << "period " << i << ": " << steps[i].rule;
+    held += steps[i].rule.rfind("R3", 0) == 0;
+  }
+  EXPECT_GT(held, 0u) << "the contract was never violated within the hold";
+  EXPECT_GT(steps.back().workers_after, 1u) << "nor grown after it";
 }
 
 // A user sensor that throws ends the loop; stop() rethrows its exception.

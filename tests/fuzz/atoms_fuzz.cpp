@@ -14,6 +14,7 @@
 #include "failing_new.hpp"
 #include "fuzz_input.hpp"
 
+#include <lfcore/atom_table.hpp>
 #include <lfcore_atoms.h>
 
 #include <lfcore/detail/utf8.hpp>
@@ -138,6 +139,10 @@ private:
         FUZZ_CHECK(status == LFCORE_ATOM_ENOTFOUND && a == 0);
         break;
       }
+      if (full(m->second)) {
+        FUZZ_CHECK(status == LFCORE_ATOM_EOVERFLOW && a == 0);
+        break;
+      }
       FUZZ_CHECK(status == LFCORE_ATOM_OK && a == m->second.handle);
       if (!m->second.permanent) ++m->second.refs;
       break;
@@ -154,8 +159,9 @@ private:
       atom_model& m = pick_atom()->second;
       switch (in_.below(3)) {
       case 0:
-        FUZZ_CHECK(lfcore_atoms_retain(table_, m.handle) == LFCORE_ATOM_OK);
-        if (!m.permanent) ++m.refs;
+        FUZZ_CHECK(lfcore_atoms_retain(table_, m.handle) ==
+                   (full(m) ? LFCORE_ATOM_EOVERFLOW : LFCORE_ATOM_OK));
+        if (!m.permanent && !full(m)) ++m.refs;
         break;
       case 1:
         if (m.permanent) {
@@ -243,12 +249,13 @@ private:
       std::thread(call).join();
     else
       call();
-    FUZZ_CHECK(status == LFCORE_ATOM_OK || status == LFCORE_ATOM_ENOMEM ||
-               (which == 3 && status == LFCORE_ATOM_ENOTFOUND));
+    const bool overflows = which == 0 && (flags & LFCORE_ATOM_REF) != 0 && full(text);
+    FUZZ_CHECK(status == (overflows ? LFCORE_ATOM_EOVERFLOW : LFCORE_ATOM_OK) ||
+               status == LFCORE_ATOM_ENOMEM || (which == 3 && status == LFCORE_ATOM_ENOTFOUND));
     const bool failed = status == LFCORE_ATOM_ENOMEM;
     switch (which) {
     case 0:
-      if (failed) {
+      if (status != LFCORE_ATOM_OK) {
         FUZZ_CHECK(a == 0);
       } else {
         interned(text, a, (flags & LFCORE_ATOM_REF) != 0);
@@ -316,9 +323,23 @@ private:
       FUZZ_CHECK(status == LFCORE_ATOM_EUTF8 && a == 0);
       return;
     }
+    if ((flags & LFCORE_ATOM_REF) != 0 && full(text)) {
+      FUZZ_CHECK(status == LFCORE_ATOM_EOVERFLOW && a == 0);
+      return;
+    }
     FUZZ_CHECK(status == LFCORE_ATOM_OK && a != 0);
     interned(text, a, (flags & LFCORE_ATOM_REF) != 0);
     check_name(text, a);
+  }
+
+  // A call that takes a reference to an atom that holds max_references
+  // already (64 in the stress builds that fuzz) is LFCORE_ATOM_EOVERFLOW.
+  static bool full(const atom_model& m) {
+    return !m.permanent && m.refs == lfcore::atom_table::max_references;
+  }
+  bool full(const std::string& text) const {
+    const auto m = atoms_.find(text);
+    return m != atoms_.end() && full(m->second);
   }
 
   // The model after a successful intern of text that gave atom a.
@@ -496,9 +517,9 @@ private:
       FUZZ_CHECK(lfcore_atoms_name(0, nullptr) == nullptr);
       break;
     case 10: { // every status has its own message; an unknown one says so
-      const int codes[] = {LFCORE_ATOM_OK,       LFCORE_ATOM_EINVAL,   LFCORE_ATOM_EUTF8,
-                           LFCORE_ATOM_ETOOLONG, LFCORE_ATOM_ENOMEM,   LFCORE_ATOM_ENOTFOUND,
-                           LFCORE_ATOM_EEXIST,   LFCORE_ATOM_ENOREF};
+      const int codes[] = {LFCORE_ATOM_OK,       LFCORE_ATOM_EINVAL, LFCORE_ATOM_EUTF8,
+                           LFCORE_ATOM_ETOOLONG, LFCORE_ATOM_ENOMEM, LFCORE_ATOM_ENOTFOUND,
+                           LFCORE_ATOM_EEXIST,   LFCORE_ATOM_ENOREF, LFCORE_ATOM_EOVERFLOW};
       std::set<std::string> messages;
       for (const int c : codes) messages.insert(lfcore_atoms_strerror(c));
       FUZZ_CHECK(messages.size() == std::size(codes));
@@ -508,8 +529,10 @@ private:
     }
     default: // empty text: NULL is allowed when the length is 0
       FUZZ_CHECK(lfcore_atoms_lookup(table_, nullptr, 0, &out) ==
-                 (atoms_.count("") != 0 ? LFCORE_ATOM_OK : LFCORE_ATOM_ENOTFOUND));
-      if (atoms_.count("") != 0 && !atoms_[""].permanent) ++atoms_[""].refs;
+                 (atoms_.count("") == 0 ? LFCORE_ATOM_ENOTFOUND
+                  : full("")            ? LFCORE_ATOM_EOVERFLOW
+                                        : LFCORE_ATOM_OK));
+      if (atoms_.count("") != 0 && !atoms_[""].permanent && !full("")) ++atoms_[""].refs;
       break;
     }
     FUZZ_CHECK(out == 0 || atoms_.count("") != 0);

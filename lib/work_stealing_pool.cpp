@@ -41,15 +41,25 @@ work_stealing_pool::work_stealing_pool(unsigned threads, pin_policy pin) : pin_(
   workers_.reserve(threads);
   for (unsigned i = 0; i < threads; ++i) workers_.push_back(std::make_unique<worker>(*this, i));
   // Threads start only once every worker exists: they steal from each other.
-  for (auto& w : workers_) w->thread = std::thread([this, &w = *w] { worker_main(w); });
+  try {
+    for (auto& w : workers_) w->thread = std::thread([this, &w = *w] { worker_main(w); });
+  } catch (...) { // std::system_error: the OS refused a thread
+    stop_and_join();
+    throw;
+  }
 }
 
 work_stealing_pool::~work_stealing_pool() {
+  stop_and_join();
+}
+
+void work_stealing_pool::stop_and_join() noexcept {
   // [pool.stop] release: pairs with the workers' acquire; a worker exits only
   // after a search that found nothing, so everything queued before runs.
   stopping_.store(true, std::memory_order_release);
   idle_.notify_all();
-  for (auto& w : workers_) w->thread.join();
+  for (auto& w : workers_)
+    if (w->thread.joinable()) w->thread.join();
 }
 
 work_stealing_pool* work_stealing_pool::current() noexcept {

@@ -209,6 +209,8 @@ public:
   void add_sensor(std::string name, std::function<double()> read);
 
   /// Starts the periodic loop (takes the first sensor snapshot now).
+  /// Throws std::system_error if the OS refuses its thread; start() may be
+  /// called again.
   void start();
   /// Stops the loop (idempotent); the farm keeps its current nw. If a user
   /// sensor, rule or action threw in the loop, the loop ended there and

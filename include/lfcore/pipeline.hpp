@@ -17,7 +17,10 @@
 // (or the sink) stops the pipeline - upstream stages find their output closed
 // and stop, downstream stages see their input end - and run_and_wait()
 // rethrows it after every stage thread has joined; items still in channels
-// are destroyed. A pipeline runs once (run_and_wait consumes it).
+// are destroyed. If the OS refuses a stage its thread, run_and_wait closes
+// every channel, so that the stages already started stop wherever they
+// wait, joins them and throws std::system_error. A pipeline runs once
+// (run_and_wait consumes it).
 #pragma once
 
 #include "lfcore/blocking_queue.hpp"
@@ -118,8 +121,10 @@ public:
         if (state_->stopped()) break;
         sink(std::move(*v));
       }
-    } catch (...) {
+    } catch (...) { // the sink threw, or std::system_error starting a stage
       state_->fail(std::current_exception());
+      // A stage that never started would never close its channels.
+      for (auto& close : close_channels_) close();
     }
     tail_->close();
     for (std::thread& t : threads) t.join();
@@ -134,11 +139,16 @@ private:
 
   pipeline(std::size_t capacity, std::shared_ptr<detail::pipeline_channel<T>> tail)
       : capacity_(capacity), state_(std::make_shared<detail::pipeline_state>()),
-        tail_(std::move(tail)) {}
+        tail_(std::move(tail)) {
+    close_channels_.push_back([c = tail_] { c->close(); });
+  }
   template <class P>
   pipeline(P&& before, std::shared_ptr<detail::pipeline_channel<T>> tail)
       : capacity_(before.capacity_), state_(std::move(before.state_)),
-        stages_(std::move(before.stages_)), tail_(std::move(tail)) {}
+        stages_(std::move(before.stages_)), close_channels_(std::move(before.close_channels_)),
+        tail_(std::move(tail)) {
+    close_channels_.push_back([c = tail_] { c->close(); });
+  }
 
   template <class U>
   std::shared_ptr<detail::pipeline_channel<U>> make_channel() const {
@@ -148,6 +158,7 @@ private:
   std::size_t capacity_;
   std::shared_ptr<detail::pipeline_state> state_;
   std::vector<std::function<void()>> stages_;
+  std::vector<std::function<void()>> close_channels_; // one per channel
   std::shared_ptr<detail::pipeline_channel<T>> tail_; // the last stage's output
 };
 

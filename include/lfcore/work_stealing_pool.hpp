@@ -88,7 +88,9 @@ public:
   /// Starts `threads` workers (0: std::thread::hardware_concurrency()), each
   /// pinned by `pin` (topology.hpp) as it starts; a CPU the OS refuses leaves
   /// that worker unpinned. More workers than CPUs is allowed (they then
-  /// share). Throws std::invalid_argument for pinning::list without CPUs.
+  /// share). Throws std::invalid_argument for pinning::list without CPUs,
+  /// and std::system_error if the OS refuses a thread (after joining the
+  /// workers it had started).
   explicit work_stealing_pool(unsigned threads = 0, pin_policy pin = {});
   /// Runs everything already submitted or spawned, then joins the workers.
   ~work_stealing_pool();
@@ -127,6 +129,8 @@ private:
   /// Whether any queue of the pool looks non-empty.
   bool work_visible() const noexcept;
   void worker_main(worker& w);
+  /// Lets the workers finish what is queued, then joins every started one.
+  void stop_and_join() noexcept;
 
   const pin_policy pin_;
   static thread_local worker* current_worker_; // the calling thread's, if it is a worker

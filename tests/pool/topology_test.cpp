@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <sched.h>
 
@@ -27,6 +29,18 @@ TEST(Topology, DiscoversTheMachine) {
   EXPECT_EQ(std::set<unsigned>(a.begin(), a.end()).size(), a.size());
 #if defined(LFCORE_EXPECT_HWLOC)
   EXPECT_TRUE(t.from_hwloc);
+#elif defined(LFCORE_EXPECT_NO_HWLOC)
+  // The fallback: the CPUs this process may use, in number order, each a core.
+  EXPECT_FALSE(t.from_hwloc);
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  std::vector<unsigned> cpus;
+  for (unsigned c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  EXPECT_EQ(t.compact_order, cpus);
+  EXPECT_EQ(t.scatter_order, cpus);
+  EXPECT_EQ(t.cores, t.hardware_threads);
+  EXPECT_NE(t.describe().find("(OS: no hwloc)"), std::string::npos);
 #endif
   EXPECT_EQ(&lfcore::topology(), &t); // discovered once
 }

@@ -212,6 +212,46 @@ TEST(PoolAllocator, FreesAfterTheThreadsExitHookStillWork) {
   EXPECT_LE(reserved<T>(), 2 * (301 + 2 * pool::magazine_size) * sizeof(T) + 2 * chunk_bytes<T>());
 }
 
+// After the exit hook, with no magazine in the depot, an allocation carves a
+// block from the thread's own leftover chunk (handed to the depot at its
+// exit), and frees after the hook gather in one magazine, which the next
+// thread to need blocks takes whole. A block size no other test uses, so
+// that this pool's depot holds exactly what this test put there.
+TEST(PoolAllocator, AfterTheExitHookBlocksComeFromTheTailAndGatherInAMagazine) {
+  using T = blob<128>;
+  static T* freed_late[2];
+  static T* taken_early;
+  struct late_user {
+    ~late_user() {
+      lfcore::pool_allocator<T> a;
+      for (T*& p : freed_late) {
+        p = a.allocate(1); // the depot has no magazine: from the tail
+        fill(p, sizeof(T), 5);
+      }
+      for (T* p : freed_late) {
+        EXPECT_TRUE(filled_with(p, sizeof(T), 5));
+        a.deallocate(p, 1); // the second joins the first's magazine
+      }
+    }
+  };
+  std::thread([] {
+    static thread_local late_user user;
+    (void)&user; // constructed now, before the pool's hook
+    lfcore::pool_allocator<T> a;
+    taken_early = a.allocate(1); // takes a chunk; its rest is the tail the hook hands over
+  }).join();
+  ASSERT_NE(freed_late[0], freed_late[1]);
+  EXPECT_EQ(reserved<T>(), chunk_bytes<T>()); // the late blocks came from the first chunk
+  lfcore::pool_allocator<T> a;
+  T* first = a.allocate(1);
+  T* second = a.allocate(1);
+  EXPECT_EQ(first, freed_late[1]); // both from the one magazine, last freed first
+  EXPECT_EQ(second, freed_late[0]);
+  a.deallocate(first, 1);
+  a.deallocate(second, 1);
+  a.deallocate(taken_early, 1);
+}
+
 TEST(PoolAllocator, ServesAStandardContainer) {
   std::list<int, lfcore::pool_allocator<int>> l;
   for (int i = 0; i < 100000; ++i) l.push_back(i);

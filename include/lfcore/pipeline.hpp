@@ -128,6 +128,8 @@ public:
     }
     tail_->close();
     for (std::thread& t : threads) t.join();
+    close_channels_.clear(); // the last owners of the channels: what a stop left
+    tail_.reset();           // in them is destroyed now, not with the pipeline
     if (state_->error) std::rethrow_exception(state_->error);
   }
 

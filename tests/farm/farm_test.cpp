@@ -673,6 +673,17 @@ void a_failing_stage_stops_everything(unsigned nw, one_worker shape = one_worker
                std::runtime_error);
   EXPECT_LT(produced, 1'000'000);
   EXPECT_EQ(tracked::live.load(), 0);
+  // The items a stop leaves in the channels go when run_and_wait returns,
+  // not when the pipeline object does.
+  {
+    produced = 0;
+    auto p = lfcore::make_pipeline(tracked_source(produced), 16).then(f).then([](tracked t) {
+      if (t.value == 3000) throw std::runtime_error("stage");
+      return t;
+    });
+    EXPECT_THROW(std::move(p).run_and_wait([](tracked) {}), std::runtime_error);
+    EXPECT_EQ(tracked::live.load(), 0);
+  }
   // A failing sink stops the stages before it.
   produced = 0;
   EXPECT_THROW(

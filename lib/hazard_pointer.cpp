@@ -3,9 +3,13 @@
 // in include/lfcore/hazard_pointer.hpp.
 #include "lfcore/hazard_pointer.hpp"
 
+#include "lfcore/detail/at_thread_exit.hpp"
+
 #include <algorithm>
+#include <memory>
 #include <new>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace lfcore {
@@ -16,7 +20,23 @@ namespace {
 thread_local bool tls_in_scan = false;
 
 // Reused between scans so that a scan does not allocate in the steady state.
-thread_local std::vector<const void*> tls_hazards;
+// A pointer, freed by an exit hook rather than by a thread_local destructor:
+// a scan run by a later thread_local destructor makes itself a new one.
+thread_local std::vector<const void*>* tls_hazards = nullptr;
+
+void free_hazard_buffer(void*) {
+  delete std::exchange(tls_hazards, nullptr);
+}
+
+// Throws std::bad_alloc.
+std::vector<const void*>& hazard_buffer() {
+  if (tls_hazards == nullptr) {
+    auto buffer = std::make_unique<std::vector<const void*>>();
+    detail::at_thread_exit(&free_hazard_buffer, nullptr);
+    tls_hazards = buffer.release();
+  }
+  return *tls_hazards;
+}
 
 struct scan_guard {
   scan_guard() { tls_in_scan = true; }
@@ -174,14 +194,15 @@ std::size_t hazard_pointer_domain::scan(thread_state& ts) noexcept {
   detail::stress_point();
   detail::asymmetric_fence::heavy(); // [hp.scan] pairs with [hp.protect]
 
-  std::vector<const void*>& hazards = tls_hazards;
-  hazards.clear();
+  std::vector<const void*>* buffer = nullptr;
   try {
+    buffer = &hazard_buffer();
+    buffer->clear();
     for (detail::hazard_record* r = records_head_->load(std::memory_order_acquire); r != nullptr;
          r = r->next) {
       // acquire: pairs with [hp.reset]; a reader that moved off an object has
       // finished reading it before we free it.
-      if (const void* p = r->protected_ptr.load(std::memory_order_acquire)) hazards.push_back(p);
+      if (const void* p = r->protected_ptr.load(std::memory_order_acquire)) buffer->push_back(p);
     }
   } catch (const std::bad_alloc&) {
     // No room to remember the hazards: keep everything, try again later.
@@ -189,6 +210,7 @@ std::size_t hazard_pointer_domain::scan(thread_state& ts) noexcept {
     ts.retired = list;
     return 0;
   }
+  std::vector<const void*>& hazards = *buffer;
   std::sort(hazards.begin(), hazards.end(), std::less<>());
 
   // Survivors are compacted towards the front: the write position (keep, k)

@@ -1,10 +1,14 @@
 // Thread registry: a bitmap of ids plus the exit hook. See thread_registry.hpp.
 #include "lfcore/thread_registry.hpp"
 
+#include "lfcore/detail/at_thread_exit.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cstdint>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 #include <vector>
 
@@ -63,15 +67,18 @@ void release_id(thread_registry::id_type id) {
 
 namespace {
 // Set once this thread's exit guard has run: an id claimed after that (by a
-// thread_local destructor that runs later) cannot be handed back.
+// thread_local destructor that runs later) needs an exit hook of its own.
 thread_local bool tls_exit_guard_done = false;
 } // namespace
 
 // Constructed on a thread's first current_id(); its destructor runs at thread
-// exit, tells the listeners, then frees the id.
+// exit and hands the id back.
 struct thread_exit_guard {
   thread_registry::id_type id;
-  ~thread_exit_guard() {
+  ~thread_exit_guard() { leave(id); }
+
+  // Tells the listeners that the calling thread is done with id, then frees it.
+  static void leave(thread_registry::id_type id) {
     registry_state& s = state();
     {
       std::lock_guard lock(s.listeners_mutex);
@@ -81,6 +88,9 @@ struct thread_exit_guard {
     thread_registry::tls_id = thread_registry::unassigned;
     release_id(id);
   }
+  static void leave_late(void* id) {
+    leave(static_cast<thread_registry::id_type>(reinterpret_cast<std::uintptr_t>(id)));
+  }
 };
 
 thread_registry::id_type thread_registry::acquire_slow() {
@@ -88,6 +98,15 @@ thread_registry::id_type thread_registry::acquire_slow() {
   tls_id = id;
   if (!tls_exit_guard_done) {
     static thread_local thread_exit_guard guard{id}; // constructed once per thread
+  } else {
+    // Claimed by a thread_local destructor that runs after the guard's (a
+    // thread_local is constructed once per thread): its own exit hook.
+    try {
+      detail::at_thread_exit(&thread_exit_guard::leave_late,
+                             reinterpret_cast<void*>(std::uintptr_t{id}));
+    } catch (const std::bad_alloc&) {
+      // The id stays claimed, with what the listeners would have taken over.
+    }
   }
   return id;
 }

@@ -882,8 +882,10 @@ private:
   // thread's cached set (taking four hazard pointers per lookup cost more
   // than the lookup), or a fresh set when the cached one is in use - a
   // visit() callback, hash or equality that calls into a map of the same
-  // type. Protections are cleared when the operation ends, so nothing
-  // retired stays pinned. Guards that hold no state (RCU's) need neither
+  // type, or a map call from a thread_local destructor that runs after the
+  // cache's own (an interpreter's per-thread state releasing its atoms as
+  // the thread ends). Protections are cleared when the operation ends, so
+  // nothing retired stays pinned. Guards that hold no state (RCU's) need neither
   // cache nor clearing: the lease is then the section alone (no thread-local
   // lookup, flag or stores per operation). Always inlined: GCC 12 kept the
   // destructor out of line, and the call it cost every lookup made hits
@@ -896,10 +898,10 @@ private:
       if constexpr (stateless_guards) {
         guards_ = &own_.emplace();
       } else {
-        cached& c = local();
-        if (!c.busy) {
-          c.busy = true;
-          guards_ = &c.guards;
+        cached* c = local();
+        if (c != nullptr && !c->busy) {
+          c->busy = true;
+          guards_ = &c->guards;
         } else {
           own_.emplace();
           guards_ = &*own_;
@@ -909,7 +911,7 @@ private:
     [[gnu::always_inline]] ~lease() {
       if constexpr (!stateless_guards) {
         guards_->reset();
-        if (!own_) local().busy = false;
+        if (!own_) local()->busy = false; // the cache outlives the lease that took it
       }
     }
     lease(const lease&) = delete;
@@ -921,11 +923,18 @@ private:
     struct cached {
       Guards guards;
       bool busy = false;
+      ~cached() { cache_gone = true; }
     };
-    static cached& local() {
+    // Null once the thread's cache was destroyed (its destructor has run:
+    // the thread is ending, and the caller is a later thread_local's).
+    static cached* local() {
+      if (cache_gone) [[unlikely]]
+        return nullptr;
       thread_local cached c;
-      return c;
+      return &c;
     }
+    // Trivially destructible: readable until the thread's very end.
+    static constinit inline thread_local bool cache_gone = false;
     [[no_unique_address]] section section_;
     Guards* guards_;
     std::optional<Guards> own_;

@@ -18,7 +18,9 @@
 //
 // Limits: at most `capacity` threads alive at once (std::length_error beyond).
 // A thread that asks for its id again while its thread_local destructors run,
-// after the registry's own has run, gets a fresh id that is never recycled.
+// after the registry's own has run, gets a fresh id, whose exit hook (the
+// listeners, then the release) runs after that destructor: lfcore may be used
+// from any thread_local destructor.
 #pragma once
 
 #include <cstdint>

@@ -212,6 +212,36 @@ TEST(AtomTable, ReferencesAndCollection) {
 // (LFCORE_ATOM_EOVERFLOW from the C API) and takes nothing, however many
 // threads race for the last ones. Stress builds (TSan, ASan) lower the limit
 // to 64; reaching the others' 2^30 - 1 would take seconds, so they skip.
+// An interpreter's per-thread state, a thread_local, releases its atoms as
+// its thread ends, after the table's own per-thread state has gone: the
+// releases and interns still work, and collect() then reclaims those atoms.
+TEST(AtomTable, AThreadLocalMayReleaseItsAtomsAsTheThreadEnds) {
+  static atom_table* table;
+  struct interpreter_thread {
+    std::vector<atom> held;
+    ~interpreter_thread() {
+      for (const atom a : held) table->release(a);
+      const atom late = table->intern_ref("interned as the thread ends");
+      EXPECT_EQ(table->name(late), "interned as the thread ends");
+      table->release(late);
+    }
+  };
+  atom_table t;
+  table = &t;
+  const atom permanent = t.intern("permanent");
+  for (int round = 0; round < 3; ++round)
+    std::thread([round] {
+      static thread_local interpreter_thread state; // destroyed after the table's
+      for (int i = 0; i < 50; ++i)
+        state.held.push_back(
+            table->intern_ref("thread " + std::to_string(round) + " atom " + std::to_string(i)));
+    }).join();
+  EXPECT_EQ(t.size(), 1u + 3 * 50 + 1);
+  EXPECT_EQ(t.collect(), 3u * 50 + 1); // nothing referenced them any more
+  EXPECT_EQ(t.size(), 1u);
+  EXPECT_EQ(t.find("permanent"), permanent);
+}
+
 TEST(AtomTable, ReferencesStopAtTheLimit) {
   if (atom_table::max_references > 100000) GTEST_SKIP() << "only in stress builds";
   atom_table t;

@@ -5,6 +5,7 @@
 
 #include <lfcore/hash_trie_map.hpp>
 #include <lfcore/pool_allocator.hpp>
+#include <lfcore/thread_registry.hpp>
 
 #include <gtest/gtest.h>
 
@@ -1516,6 +1517,48 @@ TYPED_TEST(HashTrieMap, ACallThatThrowsChangesNothingAndLeaksNothing) {
   }
   TypeParam::default_domain().reclaim();
   EXPECT_EQ(test::tracked::live.load(), 0) << "an element leaked";
+}
+
+// A thread_local destructor that runs after the map's per-thread state and
+// the thread registry's exit hook (an interpreter's per-thread state
+// releasing its atoms as the thread ends) may still call the map. What it
+// erases is reclaimed, and the thread ids it claims are handed back.
+TYPED_TEST(HashTrieMap, ThreadLocalDestructorsMayCallTheMapAsTheThreadEnds) {
+  using map =
+      lfcore::hash_trie_map<long, test::tracked, std::hash<long>, std::equal_to<long>,
+                            std::allocator<std::pair<const long, test::tracked>>, TypeParam>;
+  test::tracked::live = 0;
+  static map* shared;
+  struct late_user {
+    long first_key;
+    ~late_user() {
+      for (long k = first_key; k < first_key + 100; ++k) shared->insert({k, test::tracked(k)});
+      for (long k = first_key; k < first_key + 100; ++k) {
+        EXPECT_TRUE(shared->visit(k, [&](const auto& kv) { EXPECT_EQ(kv.second.value, k); }));
+        EXPECT_EQ(shared->erase(k), 1u);
+      }
+    }
+  };
+  {
+    map m(hash_trie_config{1, 1, 2}); // levels open and close under these keys
+    shared = &m;
+    const auto ids_before = lfcore::thread_registry::live_threads();
+    for (int round = 0; round < 4; ++round)
+      std::thread([] {
+        // Constructed before the thread's first map call, so destroyed after
+        // everything that call set up (thread_locals end in reverse order);
+        // `early` is destroyed last, after `late`'s calls set things up again.
+        static thread_local late_user early{1000}, late{2000};
+        (void)&early;
+        (void)&late;
+        shared->insert({1, test::tracked(1)});
+        EXPECT_EQ(shared->erase(1), 1u);
+      }).join();
+    EXPECT_TRUE(m.empty());
+    EXPECT_EQ(lfcore::thread_registry::live_threads(), ids_before);
+  }
+  TypeParam::default_domain().reclaim();
+  EXPECT_EQ(test::tracked::live.load(), 0) << "an element erased at thread exit leaked";
 }
 
 // A value whose construction throws: the leaf made for it goes back to the

@@ -47,6 +47,7 @@
 #pragma once
 
 #include "lfcore/config.hpp"
+#include "lfcore/detail/at_thread_exit.hpp"
 #include "lfcore/hash_trie_map.hpp"
 #include "lfcore/hazard_pointer.hpp" // detail::retired_entry
 
@@ -201,23 +202,39 @@ private:
     lfcore::detail::retired_entry entries[batch_capacity];
   };
 
+  // The calling thread's partial batch and registration. Trivially
+  // destructible and constant-initialized, so it stays usable while the
+  // thread's thread_local destructors run: one that uses a container after
+  // leave_thread ran hooks it again (see detail/at_thread_exit.hpp).
   struct thread_state {
     batch* current = nullptr;
     bool unregister_at_exit = false; // lfcore registered the thread
-    ~thread_state() {
-      if (current != nullptr && current->count != 0)
-        instance().adopt(current);
-      else
-        delete current;
-      if (unregister_at_exit) {
-        Api::flavor().unregister_thread();
-        known_registered = false;
-      }
-    }
+    bool leave_hooked = false;       // leave_thread will run at thread exit
   };
+  static constinit inline thread_local thread_state state_{};
   static thread_state& local() {
-    thread_local thread_state ts;
+    thread_state& ts = state_;
+    if (!ts.leave_hooked) [[unlikely]] {
+      lfcore::detail::at_thread_exit(&leave_thread, nullptr); // may throw std::bad_alloc
+      ts.leave_hooked = true;
+    }
     return ts;
+  }
+  // At thread exit: the partial batch to the orphans, and unregisters the
+  // thread if lfcore registered it.
+  static void leave_thread(void*) {
+    thread_state& ts = state_;
+    ts.leave_hooked = false;
+    if (ts.current != nullptr && ts.current->count != 0)
+      instance().adopt(ts.current);
+    else
+      delete ts.current;
+    ts.current = nullptr;
+    if (ts.unregister_at_exit) {
+      Api::flavor().unregister_thread();
+      ts.unregister_at_exit = false;
+      known_registered = false;
+    }
   }
   // Trivially destructible, so the check on every section is a plain TLS read.
   static inline thread_local bool known_registered = false;

@@ -898,10 +898,9 @@ private:
       if constexpr (stateless_guards) {
         guards_ = &own_.emplace();
       } else {
-        cached* c = local();
-        if (c != nullptr && !c->busy) {
-          c->busy = true;
-          guards_ = &c->guards;
+        if (!cache_busy) {
+          guards_ = &cached_guards(); // may throw std::bad_alloc the first time
+          cache_busy = true;
         } else {
           own_.emplace();
           guards_ = &*own_;
@@ -911,7 +910,7 @@ private:
     [[gnu::always_inline]] ~lease() {
       if constexpr (!stateless_guards) {
         guards_->reset();
-        if (!own_) local()->busy = false; // the cache outlives the lease that took it
+        if (!own_) cache_busy = false;
       }
     }
     lease(const lease&) = delete;
@@ -920,21 +919,19 @@ private:
     Guards& operator*() noexcept { return *guards_; }
 
   private:
-    struct cached {
+    struct cache {
       Guards guards;
-      bool busy = false;
-      ~cached() { cache_gone = true; }
+      // The thread is ending: later calls (from thread_local destructors
+      // that run after this one) take fresh guards.
+      ~cache() { cache_busy = true; }
     };
-    // Null once the thread's cache was destroyed (its destructor has run:
-    // the thread is ending, and the caller is a later thread_local's).
-    static cached* local() {
-      if (cache_gone) [[unlikely]]
-        return nullptr;
-      thread_local cached c;
-      return &c;
+    static Guards& cached_guards() {
+      thread_local cache c;
+      return c.guards;
     }
-    // Trivially destructible: readable until the thread's very end.
-    static constinit inline thread_local bool cache_gone = false;
+    // Whether a lease holds the cached guards, or they are gone. Trivially
+    // destructible: readable until the thread's very end.
+    static constinit inline thread_local bool cache_busy = false;
     [[no_unique_address]] section section_;
     Guards* guards_;
     std::optional<Guards> own_;

@@ -10,6 +10,8 @@
 // shared libraries, then glibc's). Each component must report the error
 // to its caller, join the threads it did start, destroy what they held and
 // stay usable: no std::terminate, no hang, no leak (LeakSanitizer).
+#include "queues/tracked.hpp"
+
 #include <lfcore/farm.hpp>
 #include <lfcore/farm_manager.hpp>
 #include <lfcore/pipeline.hpp>
@@ -19,8 +21,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <dlfcn.h>
 #include <optional>
@@ -43,10 +45,11 @@ void fail_thread_creation_in(int n) {
 
 } // namespace
 
-extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
-                              void* (*start)(void*), void* arg) noexcept {
+extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
+                              void* arg) noexcept {
   using create_fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
   static const auto next_create = reinterpret_cast<create_fn>(dlsym(RTLD_NEXT, "pthread_create"));
+  // Decrements a positive count; a failed CAS means another creation took a step.
   int left = creations_until_failure.load();
   while (left > 0 && !creations_until_failure.compare_exchange_weak(left, left - 1)) {
   }
@@ -62,18 +65,11 @@ extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
 
 namespace {
 
-// Counts live instances, so that a test sees items left in channels destroyed.
-struct tracked {
-  static inline std::atomic<long> live{0};
-  std::uint64_t value;
-  explicit tracked(std::uint64_t v) : value(v) { ++live; }
-  tracked(tracked&& o) noexcept : value(o.value) { ++live; }
-  tracked& operator=(tracked&&) = default;
-  ~tracked() { --live; }
-};
+// Live instances are counted, so that a test sees items left in channels destroyed.
+using test::tracked;
 
-auto tracked_source(std::uint64_t n) {
-  return [i = std::uint64_t{0}, n]() mutable -> std::optional<tracked> {
+auto tracked_source(long n) {
+  return [i = 0L, n]() mutable -> std::optional<tracked> {
     if (i == n) return std::nullopt;
     return tracked(i++);
   };
@@ -113,14 +109,20 @@ lfcore::farm_options farm_options(unsigned nw, lfcore::scheduling policy, bool o
 
 // Fails each of a run's thread creations in turn (workers, then collector,
 // then emitter); then the same farm runs the whole stream exactly once.
-void farm_reports_the_failure_and_runs_again(unsigned nw, lfcore::scheduling policy,
-                                             bool ordered, bool with_sink) {
+void farm_reports_the_failure_and_runs_again(unsigned nw, lfcore::scheduling policy, bool ordered,
+                                             bool with_sink) {
   SCOPED_TRACE("nw " + std::to_string(nw) + (ordered ? ", ordered" : "") +
                (with_sink ? ", with a sink" : ", no sink"));
-  lfcore::farm<tracked> f([](tracked t) { return t; }, farm_options(nw, policy, ordered));
-  constexpr std::uint64_t n = 5'000;
+  std::atomic<long> ran{0};
+  lfcore::farm<tracked> f(
+      [&](tracked t) {
+        ran.fetch_add(1);
+        return t;
+      },
+      farm_options(nw, policy, ordered));
+  constexpr long n = 5'000;
   std::vector<std::uint8_t> seen(n, 0);
-  auto sink = [&](tracked t) { ++seen.at(t.value); };
+  auto sink = [&](tracked t) { ++seen.at(static_cast<std::size_t>(t.value)); };
   const int creations = static_cast<int>(nw) + 2; // at most: workers, collector, emitter
   for (int k = 1; k <= creations; ++k) {
     fail_thread_creation_in(k);
@@ -137,16 +139,14 @@ void farm_reports_the_failure_and_runs_again(unsigned nw, lfcore::scheduling pol
   }
   fail_thread_creation_in(0);
   std::fill(seen.begin(), seen.end(), 0);
+  ran = 0;
   if (with_sink) {
     f.run_and_wait(tracked_source(n), sink);
-    for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(seen[i], 1) << "task " << i;
+    for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << "task " << i;
   } else {
-    std::atomic<std::uint64_t> ran{0};
-    lfcore::farm<tracked, void> counting([&](tracked) { ran.fetch_add(1); },
-                                         farm_options(nw, policy, ordered));
-    counting.run_and_wait(tracked_source(n));
-    EXPECT_EQ(ran.load(), n);
+    f.run_and_wait(tracked_source(n));
   }
+  EXPECT_EQ(ran.load(), n);
   EXPECT_EQ(tracked::live.load(), 0);
 }
 
@@ -155,21 +155,20 @@ TEST(thread_creation_failure, farm_run_rethrows_it_joins_and_runs_again) {
     for (unsigned nw = 1; nw <= 3; ++nw) {
       farm_reports_the_failure_and_runs_again(nw, lfcore::scheduling::round_robin, false,
                                               with_sink);
-      farm_reports_the_failure_and_runs_again(nw, lfcore::scheduling::on_demand, true,
-                                              with_sink);
+      farm_reports_the_failure_and_runs_again(nw, lfcore::scheduling::on_demand, true, with_sink);
     }
 }
 
 TEST(thread_creation_failure, pipeline_rethrows_it_and_stops_the_started_stages) {
   lfcore::farm<tracked> doubling([](tracked t) { return tracked(t.value * 2); },
                                  farm_options(2, lfcore::scheduling::round_robin, false));
-  constexpr std::uint64_t n = 5'000;
+  constexpr long n = 5'000;
   // Eight creations: the stage threads (source, +1, the farm stage, +0) by
   // run_and_wait, and the farm's (2 workers, a collector, an emitter) by the
   // farm stage's thread, concurrently with the last stage's.
   for (int k = 1; k <= 8; ++k) {
     SCOPED_TRACE("creation " + std::to_string(k) + " fails");
-    std::uint64_t sunk = 0;
+    long sunk = 0;
     fail_thread_creation_in(k);
     EXPECT_THROW(lfcore::make_pipeline(tracked_source(n), 8)
                      .then([](tracked t) { return tracked(t.value + 1); })

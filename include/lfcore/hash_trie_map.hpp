@@ -237,8 +237,60 @@ public:
   /// Destroys every element. No concurrent calls. Elements erased earlier are
   /// destroyed by the reclamation domain (already, or later).
   ~hash_trie_map() { destroy(root_); }
-  hash_trie_map(const hash_trie_map&) = delete;
-  hash_trie_map& operator=(const hash_trie_map&) = delete;
+
+  // Copies, moves and swaps. Reading `other` for a copy is a concurrent
+  // iteration, so other threads may go on changing it. Everything else here
+  // is like destruction: no other thread may use the maps written, and no
+  // iterator into them may be live.
+
+  /// other's config, hash, equality and the elements an iteration of other
+  /// meets: each key present throughout the copy once, and none whose erase
+  /// completed before the copy reached it. Throws what an insert throws,
+  /// leaking nothing.
+  hash_trie_map(const hash_trie_map& other)
+      : hash_trie_map(other.config_, other.hash_, other.equal_) {
+    insert(other.begin(), other.end());
+  }
+  /// Takes other's elements, leaving other empty, with its config but a root
+  /// no wider than the default's (so that a move allocates at most 512 KiB,
+  /// not a sized root's up to 128 MiB). Throws std::bad_alloc, changing
+  /// nothing, if that root cannot be allocated.
+  hash_trie_map(hash_trie_map&& other)
+      : hash_trie_map(emptied_config(other.config_), other.hash_, other.equal_) {
+    swap(other);
+  }
+  /// Copy and swap: *this keeps its elements if the copy throws.
+  hash_trie_map& operator=(const hash_trie_map& other) {
+    if (this != &other) {
+      hash_trie_map copy(other);
+      swap(copy);
+    }
+    return *this;
+  }
+  /// Destroys this map's elements and takes other's, as the move constructor.
+  hash_trie_map& operator=(hash_trie_map&& other) {
+    if (this != &other) {
+      hash_trie_map taken(std::move(other));
+      swap(taken);
+    }
+    return *this;
+  }
+  /// Exchanges the two maps' elements, configs, hashes and equalities.
+  void swap(hash_trie_map& other) noexcept(
+      std::is_nothrow_swappable_v<Hash>&& std::is_nothrow_swappable_v<KeyEqual>) {
+    using std::swap;
+    swap(config_, other.config_);
+    swap(hash_, other.hash_);
+    swap(equal_, other.equal_);
+    swap(root_, other.root_);
+    for (std::size_t i = 0; i < shards; ++i) { // relaxed: no operation runs on either map
+      const std::ptrdiff_t mine = counts_[i]->load(std::memory_order_relaxed);
+      counts_[i]->store(other.counts_[i]->load(std::memory_order_relaxed),
+                        std::memory_order_relaxed);
+      other.counts_[i]->store(mine, std::memory_order_relaxed);
+    }
+  }
+  friend void swap(hash_trie_map& a, hash_trie_map& b) noexcept(noexcept(a.swap(b))) { a.swap(b); }
 
   // ------------------------------------------------------------------ lookup
   // Each lookup also takes any K when Hash and KeyEqual are transparent.
@@ -527,6 +579,7 @@ public:
   static constexpr bool bucket_summaries = detail::bucket_summaries;
   hasher hash_function() const { return hash_; }
   key_equal key_eq() const { return equal_; }
+  allocator_type get_allocator() const noexcept { return allocator_type(); } // stateless
 
 private:
   using word = std::uintptr_t;
@@ -656,6 +709,10 @@ private:
   }
 
   // ------------------------------------------------------------- allocation
+  static hash_trie_config emptied_config(hash_trie_config c) noexcept {
+    c.root_bits = std::min(c.root_bits, hash_trie_config{}.root_bits);
+    return c;
+  }
   static hash_trie_config checked(hash_trie_config c) {
     auto in_range = [](unsigned bits) { return bits >= 1 && bits <= 24; };
     if (!in_range(c.root_bits) || !in_range(c.level_bits) || !in_range(c.deep_level_bits) ||
@@ -2050,10 +2107,10 @@ private:
 
   static constexpr std::size_t shards = 16;
 
-  const hash_trie_config config_;
+  hash_trie_config config_;
   [[no_unique_address]] Hash hash_;
   [[no_unique_address]] KeyEqual equal_;
-  hash_node* const root_;
+  hash_node* root_;
   cache_padded<std::atomic<std::ptrdiff_t>> counts_[shards] = {};
 
 public:

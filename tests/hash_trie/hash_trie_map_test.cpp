@@ -724,6 +724,87 @@ TYPED_TEST(HashTrieMap, ClearErasesEverything) {
   EXPECT_EQ(m.begin(), m.end());
 }
 
+template <class Map>
+std::map<long, long> contents(const Map& m) {
+  std::map<long, long> out;
+  for (const auto& [k, v] : m) out.emplace(k, v.value);
+  return out;
+}
+
+// Copies are deep, moves take the elements and leave an empty map that
+// works, swaps exchange everything, and no element is leaked or destroyed
+// twice on the way. A sized root shows that a move leaves the moved-from map
+// a root no wider than the default.
+TYPED_TEST(HashTrieMap, CopiesMovesAndSwaps) {
+  using map = map_for<TypeParam, long, test::tracked>;
+  const hash_trie_config sized = hash_trie_config::for_expected_size(1 << 20);
+  test::tracked::live = 0;
+  {
+    map a(sized);
+    std::map<long, long> model;
+    for (long k = 0; k < 1000; ++k) {
+      a.try_emplace(k, 10 * k);
+      model.emplace(k, 10 * k);
+    }
+    map copy(a);
+    EXPECT_EQ(contents(copy), model);
+    EXPECT_EQ(copy.size(), 1000u);
+    EXPECT_EQ(copy.config().root_bits, sized.root_bits);
+    EXPECT_EQ(test::tracked::live.load(), 2000);
+    copy.erase(1);
+    copy.insert_or_assign(2, test::tracked(-2));
+    EXPECT_EQ(contents(a), model) << "a copy shares nothing";
+
+    map moved(std::move(a));
+    EXPECT_EQ(contents(moved), model);
+    EXPECT_EQ(moved.config().root_bits, sized.root_bits);
+    EXPECT_TRUE(a.empty()); // NOLINT(bugprone-use-after-move): it must be usable
+    EXPECT_EQ(a.begin(), a.end());
+    EXPECT_LE(a.config().root_bits, hash_trie_config{}.root_bits);
+    for (long k = 0; k < 100; ++k) a.try_emplace(k, -k);
+    EXPECT_EQ(a.size(), 100u);
+    EXPECT_EQ(a.find(7)->second.value, -7);
+
+    swap(a, moved);
+    EXPECT_EQ(contents(a), model);
+    EXPECT_EQ(a.size(), 1000u);
+    EXPECT_EQ(moved.size(), 100u);
+    EXPECT_EQ(moved.find(7)->second.value, -7);
+
+    moved = a; // copy assignment destroys moved's 100 elements
+    EXPECT_EQ(contents(moved), model);
+    moved = std::move(copy); // move assignment destroys the 1000 copied ones
+    EXPECT_EQ(moved.size(), 999u);
+    EXPECT_EQ(moved.find(2)->second.value, -2);
+    EXPECT_TRUE(copy.empty()); // NOLINT(bugprone-use-after-move)
+    auto& self = moved;
+    moved = self;
+    moved = std::move(self);
+    EXPECT_EQ(moved.size(), 999u) << "self-assignment changes nothing";
+    TypeParam::default_domain().reclaim(); // the replaced value
+    EXPECT_EQ(test::tracked::live.load(), 1000 + 999);
+  }
+  EXPECT_EQ(test::tracked::live.load(), 0);
+}
+
+// A copy that runs out of memory part way leaks nothing (the delegating
+// constructor destroys what it built) and leaves its source as it was.
+TYPED_TEST(HashTrieMap, ACopyThatThrowsLeaksNothing) {
+  using map = counted_map<TypeParam>;
+  map m(tiny);
+  for (long k = 0; k < 200; ++k) m.insert({k, k});
+  const long blocks = counted_blocks.load();
+  for (int at : {1, 2, 50, 150}) {
+    fail_allocation_at = at;
+    EXPECT_THROW(map copy(m), std::bad_alloc);
+    fail_allocation_at = 0;
+    EXPECT_EQ(counted_blocks.load(), blocks) << "failing at allocation " << at;
+  }
+  EXPECT_EQ(m.size(), 200u);
+  map copy(m);
+  EXPECT_EQ(copy.size(), 200u);
+}
+
 TYPED_TEST(HashTrieMap, ElementsAreDestroyedAtReclamationAndByTheDestructor) {
   test::tracked::live = 0;
   {
@@ -1170,6 +1251,42 @@ TYPED_TEST(HashTrieMap, IterationUnderMutationVisitsStableKeysOnce) {
     stop = true;
     for (auto& th : churn) th.join();
   }
+}
+
+// Copying is an iteration, so it may race with writers: the copy holds each
+// key present throughout once (with its value), and only keys that were
+// present at some time during the copy.
+TYPED_TEST(HashTrieMap, ACopyTakenWhileOthersWriteHoldsTheStableKeys) {
+  using map = map_for<TypeParam, long, long>;
+  map m(hash_trie_config{1, 1, 2});
+  constexpr long stable = 400;
+  for (long k = 0; k < stable; ++k) m.insert({2 * k, 2 * k}); // even keys stay
+  for (long k = 0; k < 100; ++k) m.insert({-1 - 2 * k, 0});   // erased before any copy
+  for (long k = 0; k < 100; ++k) m.erase(-1 - 2 * k);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> churn;
+  churn_odd_keys(
+      churn, stop, 5000, 20,
+      [&](long k) {
+        m.insert({k, k});
+      },
+      [&](long k) { m.erase(k); });
+  // Each round a copy of about 2,000 keys; fewer under RCU, as in
+  // IterationUnderMutationVisitsStableKeysOnce.
+  const int rounds = TypeParam::bounded_garbage ? 8 : 3;
+  for (int round = 0; round < rounds; ++round) {
+    const map copy(m);
+    long n = 0;
+    for (const auto& [k, v] : copy) {
+      ++n;
+      ASSERT_EQ(v, k) << "a torn or foreign value";
+      ASSERT_TRUE(k >= 0 && k < 2 * 5000) << "a key that was never present during the copy";
+    }
+    ASSERT_EQ(copy.size(), std::size_t(n));
+    for (long k = 0; k < stable; ++k) ASSERT_TRUE(copy.contains(2 * k)) << "stable key missed";
+  }
+  stop = true;
+  for (auto& th : churn) th.join();
 }
 
 // Keys that borrow from their element (string_views into text the mapped

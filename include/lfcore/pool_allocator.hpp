@@ -178,17 +178,24 @@ private:
   static constinit inline thread_local thread_cache cache_{};
 
   // Its destructor gives a thread's blocks to the depot when the thread ends.
+  // It may run on threads that never used this pool: GCC constructs a
+  // translation unit's thread_locals together, so one pool's first use
+  // constructs every pool's exit_flush. With nothing to give, it leaves the
+  // depot alone - it might not exist yet, and creating it here could throw
+  // std::bad_alloc out of a destructor. Blocks held mean the depot exists.
   struct exit_flush {
     ~exit_flush() {
       thread_cache& c = cache_;
-      depot& d = the_depot();
-      std::lock_guard lock(d.mutex);
-      try {
-        if (c.loaded != nullptr) d.magazines.push_back({c.loaded, c.loaded_count});
-        if (c.spare != nullptr) d.magazines.push_back({c.spare, magazine_size});
-        if (c.tail != c.tail_end) d.tails.emplace_back(c.tail, c.tail_end);
-      } catch (const std::bad_alloc&) {
-        // what did not fit stays unused in its chunks (see leak)
+      if (c.loaded != nullptr || c.spare != nullptr || c.tail != c.tail_end) {
+        depot& d = the_depot();
+        std::lock_guard lock(d.mutex);
+        try {
+          if (c.loaded != nullptr) d.magazines.push_back({c.loaded, c.loaded_count});
+          if (c.spare != nullptr) d.magazines.push_back({c.spare, magazine_size});
+          if (c.tail != c.tail_end) d.tails.emplace_back(c.tail, c.tail_end);
+        } catch (const std::bad_alloc&) {
+          // what did not fit stays unused in its chunks (see leak)
+        }
       }
       c = thread_cache{};
       c.st = state::gone;

@@ -324,6 +324,66 @@ TEST(OutOfMemory, APoolWhoseDepotCannotGrowGoesOnServing) {
   pool.deallocate(b, 1);
 }
 
+// The same after a thread's exit hook, when frees go to the depot one block
+// at a time: a block that cannot join a magazine stays unused in its chunk,
+// never handed out again, and the blocks freed after it are served as usual.
+// A thread_local constructed before the pool's first use on its thread is
+// destroyed after the hook. Another block size of its own (fresh lists).
+TEST(OutOfMemory, ABlockFreedAfterTheExitHookWhenTheDepotCannotGrowStaysUnused) {
+  using block = std::array<char, 88>;
+  static block* early;
+  static block* late[2];
+  static bool fired = false;
+  struct late_user {
+    ~late_user() {
+      lfcore::pool_allocator<block> pool;
+      for (block*& b : late) b = pool.allocate(1); // from the tail the hook handed over
+      test::fail_allocation_in(1);
+      pool.deallocate(late[0], 1); // the depot's first magazine: its list cannot grow
+      fired = test::allocation_failed();
+      test::fail_allocation_in(0);
+      pool.deallocate(late[1], 1); // a magazine of one
+    }
+  };
+  std::thread([] {
+    static thread_local late_user user;
+    (void)&user;                                         // constructed now, before the pool's hook
+    early = lfcore::pool_allocator<block>().allocate(1); // kept: the hook hands over a tail only
+  }).join();
+  ASSERT_TRUE(fired);
+  lfcore::pool_allocator<block> pool;
+  block* a = pool.allocate(1);
+  block* b = pool.allocate(1);
+  EXPECT_EQ(a, late[1]) << "the magazine of one";
+  const std::set<block*> distinct{early, late[0], late[1], b};
+  EXPECT_EQ(distinct.size(), 4u) << "the block that could not be given back was handed out";
+  for (block* p : {a, b, early}) pool.deallocate(p, 1);
+}
+
+// GCC constructs all of a translation unit's thread_locals together, so a
+// thread's first use of one pool also constructs the exit hooks of every
+// other pool this file uses, and they run when the thread ends. A hook of a
+// pool the thread never used must touch nothing: here the other pool has no
+// depot yet, and allocating one as the thread ends, with memory refused,
+// threw from a destructor (std::terminate) before 2026-12-02.
+TEST(OutOfMemory, AThreadEndingWithoutMemoryTouchesNoPoolItDidNotUse) {
+  using used = std::array<char, 104>;
+  using never_used = std::array<char, 120>;
+  used* kept[2];
+  for (used*& p : kept)
+    std::thread([&p] {
+      p = lfcore::pool_allocator<used>().allocate(1); // kept: the hook hands back a tail only
+      test::fail_allocation_in(1); // the first allocation the exit hooks make fails
+    }).join();
+  EXPECT_NE(kept[0], kept[1]);
+  for (used* p : kept) lfcore::pool_allocator<used>().deallocate(p, 1);
+  static std::atomic<bool> never{false};
+  if (never) { // instantiates the other pool's hooks in this file
+    lfcore::pool_allocator<never_used> a;
+    a.deallocate(a.allocate(1), 1);
+  }
+}
+
 std::atomic<int> destroyed{0};
 struct counted : lfcore::hazard_pointer_obj_base<counted> {
   ~counted() { ++destroyed; }

@@ -2,6 +2,7 @@
 #include "lfcore/atom_table.hpp"
 
 #include "lfcore/cache_padded.hpp"
+#include "lfcore/detail/fork_guard.hpp"
 #include "lfcore/detail/prefault.hpp"
 #include "lfcore/detail/stress.hpp"
 #include "lfcore/hash_trie_map.hpp"
@@ -278,6 +279,14 @@ struct atom_table::impl {
   atom_arena arena; // destroyed after the trie, which destroys the atoms in it
   trie atoms;
   std::mutex collecting; // one collect() at a time
+  // fork() takes `collecting` first, so that a child never inherits it held.
+  struct fork_registration {
+    std::mutex& mutex;
+    explicit fork_registration(std::mutex& m) : mutex(m) { detail::fork_guard::add(m); }
+    ~fork_registration() { detail::fork_guard::remove(mutex); }
+    fork_registration(const fork_registration&) = delete;
+    fork_registration& operator=(const fork_registration&) = delete;
+  } fork_registration{collecting};
 };
 
 atom_table::atom_table(std::size_t expected_atoms)

@@ -2,6 +2,7 @@
 #include "lfcore/thread_registry.hpp"
 
 #include "lfcore/detail/at_thread_exit.hpp"
+#include "lfcore/detail/fork_guard.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -23,12 +24,17 @@ struct registry_state {
   std::atomic<std::uint64_t> used[words]{};
   std::atomic<thread_registry::id_type> high_water{0};
   std::atomic<thread_registry::id_type> live{0};
-  std::mutex listeners_mutex;
+  std::mutex listeners_mutex; // held at thread exit: fork() must not split it
   std::vector<thread_registry::exit_listener*> listeners;
+  detail::fork_guard::lock_node fork_node{&listeners_mutex};
 };
 
 registry_state& state() {
-  static registry_state* s = new registry_state; // never destroyed, on purpose
+  static registry_state* s = [] {
+    auto* fresh = new registry_state; // never destroyed, on purpose
+    detail::fork_guard::add_forever(fresh->fork_node, detail::fork_guard::rank::registry);
+    return fresh;
+  }();
   return *s;
 }
 

@@ -44,7 +44,8 @@
 //
 // Progress: intern, intern_ref, find, name, retain, release and all property
 // and functor calls are lock-free (name is wait-free); collect() is lock-free
-// towards them and serialized with other collect() calls by a mutex.
+// towards them and serialized with other collect() calls by a mutex, which
+// fork() waits for (detail/fork_guard.hpp: a child never inherits it held).
 // Ordering: intern/intern_ref/find are linearizable (hash_trie_map's insert
 // or lookup, and the CAS on the state word); what the thread that created
 // an atom wrote before interning it is visible to every thread that obtains it.

@@ -23,7 +23,8 @@
 //   operations at most - only when its frees and allocations do not balance
 //   (one thread inserts, another erases) - and to operator new once per
 //   chunk. The mutex makes the pool blocking on those slow paths, as malloc
-//   itself is; its fast paths are wait-free.
+//   itself is; its fast paths are wait-free. fork() takes it first, so that
+//   no child inherits it held (detail/fork_guard.hpp).
 // * A thread that exits returns its magazines and its chunk's tail to the
 //   depot. Blocks it frees after that (a destructor of a thread_local that
 //   runs later) go to the depot one at a time.
@@ -50,6 +51,7 @@
 #pragma once
 
 #include "lfcore/config.hpp"
+#include "lfcore/detail/fork_guard.hpp"
 #include "lfcore/detail/prefault.hpp"
 
 #include <algorithm>
@@ -167,11 +169,16 @@ private:
     std::vector<magazine> magazines;            // full, except those given back at thread exit
     std::vector<std::pair<char*, char*>> tails; // chunk leftovers of exited threads
     std::vector<void*> chunks;                  // every chunk, so that none looks leaked
+    detail::fork_guard::lock_node fork_node{&mutex}; // fork() waits for a refill to end
   };
   // Never destroyed: threads and static destructors may free blocks after
   // any static destructor of ours would have run.
   static depot& the_depot() {
-    static depot* d = new depot;
+    static depot* d = [] {
+      auto* fresh = new depot;
+      detail::fork_guard::add_forever(fresh->fork_node, detail::fork_guard::rank::depot);
+      return fresh;
+    }();
     return *d;
   }
 

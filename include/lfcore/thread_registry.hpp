@@ -15,6 +15,9 @@
 // thread_local load). The first call is lock-free (a CAS on a bitmap word).
 // Thread exit and add/remove_exit_listener take a mutex: they are cold paths,
 // and the mutex is what lets a listener be removed while threads exit.
+// fork() takes it first (detail/fork_guard.hpp), and listeners must take
+// no other lock of lfcore's (fork_guard's lock order). In a child, the
+// threads that were running at the fork keep their ids.
 //
 // Limits: at most `capacity` threads alive at once (std::length_error beyond).
 // A thread that asks for its id again while its thread_local destructors run,

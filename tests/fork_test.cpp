@@ -1,0 +1,265 @@
+// tests/fork_test.cpp - what a child process may do with lfcore structures
+// after fork(): an interpreter's fork/1 (or a preforking server) carries
+// its atom table and maps into the child, which goes on using them.
+//
+// The parent's other threads do not exist in the child. Threads that had
+// ended before the fork left nothing behind; threads still running at the
+// fork keep, in the child, their thread ids and what they had retired or
+// protected: the child can use everything, and only those few objects stay
+// unreclaimed (here readers, at most 4 each). lfcore's few locks are taken
+// by fork handlers (detail/fork_guard.hpp): each of them held by another
+// thread while the process forks must not reach the child held. A child
+// runs its checks and leaves with _exit (no gtest, no static destructors);
+// an alarm turns a hang into a failure.
+#include "queues/tracked.hpp"
+
+#include <lfcore/atom_table.hpp>
+#include <lfcore/config.hpp>
+#include <lfcore/hash_trie_map.hpp>
+#include <lfcore/pool_allocator.hpp>
+#include <lfcore/thread_registry.hpp>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <set>
+#include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+// tests/stalling_new.cpp: operator new, replaced in this program, stalls the
+// next allocation of a pool chunk's size on a thread that armed it.
+namespace test {
+void stall_next_chunk(std::atomic<bool>& inside, std::atomic<bool>& release) noexcept;
+}
+
+namespace {
+
+#define CHILD_CHECK(cond)                                                                          \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      std::fprintf(stderr, "child: %s failed (line %d)\n", #cond, __LINE__);                       \
+      _exit(1);                                                                                    \
+    }                                                                                              \
+  } while (0)
+
+using map = lfcore::hash_trie_map<long, test::tracked>;
+constexpr long writers = 4, keys_per_writer = 2000, readers = 2;
+// Hazard pointers a lookup may hold at once (hash_trie_map's reader guards).
+constexpr long hazards_per_lookup = 4;
+
+std::string text_of(long k) {
+  return "atom-" + std::to_string(k);
+}
+
+// Everything the child does; returns only if every check passed.
+void child_work(map& m, lfcore::atom_table& atoms) {
+  alarm(60); // a lock left held by a parent thread would hang the child
+  for (long k = 0; k < writers * keys_per_writer; ++k) {
+    CHILD_CHECK(m.contains(k));
+    CHILD_CHECK(atoms.find(text_of(k)).has_value());
+  }
+  // The child's own threads get ids, use the map and the pool, and exit.
+  std::thread([&] {
+    for (long k = -1; k >= -1000; --k) m.try_emplace(k, k);
+    lfcore::pool_allocator<std::array<char, 48>> pool;
+    std::vector<std::array<char, 48>*> blocks(10000);
+    for (auto*& b : blocks) b = pool.allocate(1);
+    CHILD_CHECK(std::set(blocks.begin(), blocks.end()).size() == blocks.size());
+    for (auto* b : blocks) pool.deallocate(b, 1);
+  }).join();
+  CHILD_CHECK(m.size() == std::size_t(writers * keys_per_writer + 1000));
+  // Erase everything: all but what the vanished readers' hazard pointers
+  // protect is destroyed.
+  for (long k = -1000; k < writers * keys_per_writer; ++k) CHILD_CHECK(m.erase(k) == 1);
+  lfcore::hazard_pointer_reclamation::default_domain().reclaim();
+  CHILD_CHECK(m.empty());
+  CHILD_CHECK(test::tracked::live.load() <= readers * hazards_per_lookup);
+  const lfcore::atom a = atoms.intern_ref("born in the child");
+  atoms.release(a);
+  CHILD_CHECK(atoms.collect() == 1);
+  CHILD_CHECK(!atoms.find("born in the child"));
+}
+
+} // namespace
+
+// Writers fill a map and an atom table and end; readers are still looking
+// keys and atoms up when the process forks. The child finds everything,
+// starts and ends threads of its own, erases every key and reclaims, and
+// collects an atom.
+TEST(Fork, TheChildKeepsUsingWhatThreadsLeftBehind) {
+  if (lfcore::tsan_build) GTEST_SKIP() << "ThreadSanitizer does not follow a multithreaded fork";
+  test::tracked::live = 0;
+  {
+    map m(lfcore::hash_trie_config::for_expected_size(writers * keys_per_writer));
+    lfcore::atom_table atoms;
+    std::vector<std::thread> threads;
+    for (long w = 0; w < writers; ++w)
+      threads.emplace_back([&, w] {
+        for (long k = w * keys_per_writer; k < (w + 1) * keys_per_writer; ++k) {
+          m.try_emplace(k, k);
+          atoms.intern(text_of(k));
+        }
+      });
+    for (auto& t : threads) t.join();
+    threads.clear();
+    std::atomic<bool> stop{false};
+    std::atomic<long> lookups{0};
+    for (long r = 0; r < readers; ++r)
+      threads.emplace_back([&, r] {
+        for (long k = r; !stop.load(std::memory_order_relaxed);
+             k = (k + 7) % (writers * keys_per_writer)) {
+          if (m.contains(k) && atoms.find(text_of(k)))
+            lookups.fetch_add(1, std::memory_order_relaxed);
+        }
+      });
+    while (lookups.load() < 1000) std::this_thread::yield(); // the readers are at work
+    const pid_t pid = fork();
+    ASSERT_NE(pid, -1);
+    if (pid == 0) {
+      child_work(m, atoms);
+      _exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    stop = true;
+    for (auto& t : threads) t.join();
+    ASSERT_FALSE(WIFSIGNALED(status)) << "the child died of signal " << WTERMSIG(status)
+                                      << (WTERMSIG(status) == SIGALRM ? " (it hung)" : "");
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "a check failed in the child (its stderr says which)";
+    EXPECT_EQ(m.size(), std::size_t(writers * keys_per_writer)) << "the parent's map is its own";
+  }
+  EXPECT_EQ(test::tracked::live.load(), 0);
+}
+
+namespace {
+
+// Forks while another thread holds one of lfcore's locks, stuck in
+// `hold` until `release` is set, which a third thread sets 50 ms later;
+// then checks that the child could run `in_child`, which takes that lock.
+// With the fork handlers (detail/fork_guard.hpp) fork() waits for the lock;
+// without them the child inherited it held and hung until its alarm.
+template <class Hold, class InChild>
+void fork_while_held(Hold hold, InChild in_child) {
+  static std::atomic<bool> inside{false}, release{false};
+  inside = false;
+  release = false;
+  std::thread holder([&] { hold(inside, release); });
+  while (!inside.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  std::thread releaser([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    release = true;
+  });
+  const pid_t pid = fork();
+  ASSERT_NE(pid, -1);
+  if (pid == 0) {
+    alarm(5);
+    in_child();
+    _exit(0);
+  }
+  releaser.join();
+  holder.join();
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_FALSE(WIFSIGNALED(status)) << "the child hung: it inherited the lock held";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// An exit listener that, on the thread marked, waits inside the registry's
+// lock (listeners run under it) until told to go.
+struct stalling_listener : lfcore::thread_registry::exit_listener {
+  std::atomic<bool>* inside = nullptr;
+  std::atomic<bool>* release = nullptr;
+  static inline thread_local bool marked = false;
+  void on_thread_exit(lfcore::thread_registry::id_type) noexcept override {
+    if (!marked) return;
+    *inside = true;
+    while (!release->load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+};
+
+void end_a_thread_that_used_lfcore() {
+  std::thread([] { (void)lfcore::thread_registry::current_id(); }).join();
+}
+
+TEST(Fork, ForkWaitsForAThreadEndingUnderTheRegistrysLock) {
+  if (lfcore::tsan_build) GTEST_SKIP() << "ThreadSanitizer does not follow a multithreaded fork";
+  stalling_listener listener;
+  lfcore::thread_registry::add_exit_listener(&listener);
+  fork_while_held(
+      [&](std::atomic<bool>& inside, std::atomic<bool>& release) {
+        listener.inside = &inside;
+        listener.release = &release;
+        std::thread([] {
+          stalling_listener::marked = true;
+          (void)lfcore::thread_registry::current_id(); // its exit takes the registry's lock
+        }).join();
+      },
+      end_a_thread_that_used_lfcore);
+  lfcore::thread_registry::remove_exit_listener(&listener);
+}
+
+TEST(Fork, ForkWaitsForAPoolRefillUnderItsDepotsLock) {
+  if (lfcore::tsan_build) GTEST_SKIP() << "ThreadSanitizer does not follow a multithreaded fork";
+  using block = std::array<char, 136>; // no other test uses it: its depot starts empty
+  fork_while_held(
+      [](std::atomic<bool>& inside, std::atomic<bool>& release) {
+        std::thread([&] {
+          test::stall_next_chunk(inside, release); // a depot allocates chunks under its lock
+          lfcore::pool_allocator<block> pool;
+          pool.deallocate(pool.allocate(1), 1); // the first refill allocates a chunk
+        }).join();
+      },
+      [] { // a refill of its own, and the depot's lock at its thread's end
+        std::thread([] {
+          lfcore::pool_allocator<block> pool;
+          std::vector<block*> held(200);
+          for (block*& b : held) b = pool.allocate(1);
+          for (block* b : held) pool.deallocate(b, 1);
+        }).join();
+      });
+}
+
+// An atom table's lock, taken by collect(): another thread collects over and
+// over while the process forks, and each child collects too (without the
+// handlers, 42 of 60 children hung).
+TEST(Fork, AChildNeverInheritsACollectInProgress) {
+  if (lfcore::tsan_build) GTEST_SKIP() << "ThreadSanitizer does not follow a multithreaded fork";
+  lfcore::atom_table atoms;
+  const auto collect_one = [&] {
+    atoms.release(atoms.intern_ref("collected"));
+    atoms.collect();
+  };
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    while (!stop.load()) collect_one();
+  });
+  int hung = 0, failed = 0;
+  for (int fork_number = 0; fork_number < 60; ++fork_number) {
+    const pid_t pid = fork();
+    ASSERT_NE(pid, -1);
+    if (pid == 0) {
+      alarm(3);
+      collect_one();
+      _exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status))
+      ++hung;
+    else if (WEXITSTATUS(status) != 0)
+      ++failed;
+  }
+  stop = true;
+  busy.join();
+  EXPECT_EQ(hung, 0) << "children that inherited the lock held";
+  EXPECT_EQ(failed, 0);
+}
+
+} // namespace

@@ -13,11 +13,12 @@ namespace {
 struct lists {
   std::mutex objects_mutex; // guards objects; held from prepare to after_fork
   std::vector<std::mutex*> objects;
-  std::atomic<lock_node*> forever[2]{}; // per rank; lock-free stacks, never popped
+  static constexpr int ranks = 2;           // rank::registry, rank::depot
+  std::atomic<lock_node*> forever[ranks]{}; // per rank; lock-free stacks, never popped
   // The stacks' heads as prepare saw them, so that after_fork unlocks exactly
   // what it locked although a thread may push a node meanwhile. Written and
   // read under objects_mutex.
-  lock_node* locked[2]{};
+  lock_node* locked[ranks]{};
 };
 
 lists& the_lists() {
@@ -29,7 +30,7 @@ void prepare() noexcept {
   lists& l = the_lists();
   l.objects_mutex.lock();
   for (std::mutex* m : l.objects) m->lock();
-  for (int r = 0; r < 2; ++r) {
+  for (int r = 0; r < lists::ranks; ++r) {
     // acquire: pairs with add_forever's release, so the node's mutex pointer is seen.
     l.locked[r] = l.forever[r].load(std::memory_order_acquire);
     for (lock_node* n = l.locked[r]; n != nullptr; n = n->next) n->mutex->lock();
@@ -40,7 +41,7 @@ void prepare() noexcept {
 // the owner of every mutex prepare took.
 void after_fork() noexcept {
   lists& l = the_lists();
-  for (int r = 1; r >= 0; --r)
+  for (int r = lists::ranks - 1; r >= 0; --r)
     for (lock_node* n = l.locked[r]; n != nullptr; n = n->next) n->mutex->unlock();
   for (std::mutex* m : l.objects) m->unlock();
   l.objects_mutex.unlock();

@@ -24,7 +24,6 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <set>
 #include <string>
@@ -49,6 +48,26 @@ namespace {
     }                                                                                              \
   } while (0)
 
+// How a child forked by in_child() ended.
+enum class child_end { exited, failed, killed, fork_failed };
+
+// Forks; the child runs f under an alarm of `seconds` (a hang becomes
+// SIGALRM) and leaves with _exit(0), or earlier through CHILD_CHECK.
+template <class F>
+child_end in_child(F f, unsigned seconds) {
+  const pid_t pid = fork();
+  if (pid == -1) return child_end::fork_failed;
+  if (pid == 0) {
+    alarm(seconds);
+    f();
+    _exit(0);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return child_end::fork_failed;
+  if (WIFSIGNALED(status)) return child_end::killed;
+  return WEXITSTATUS(status) == 0 ? child_end::exited : child_end::failed;
+}
+
 // qemu-user (scripts/test-cross.sh) aborts when the child of a
 // multithreaded fork starts a thread - its own assertion, not lfcore's - so
 // this is probed without lfcore.
@@ -57,14 +76,7 @@ bool threads_start_in_a_forked_child() {
   std::thread running([&] {
     while (!stop.load()) std::this_thread::yield();
   });
-  const pid_t pid = fork();
-  if (pid == 0) {
-    std::thread([] {}).join();
-    _exit(0);
-  }
-  int status = 0;
-  const bool started =
-      pid != -1 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  const bool started = in_child([] { std::thread([] {}).join(); }, 5) == child_end::exited;
   stop = true;
   running.join();
   return started;
@@ -91,7 +103,6 @@ std::string text_of(long k) {
 
 // Everything the child does; returns only if every check passed.
 void child_work(map& m, lfcore::atom_table& atoms) {
-  alarm(60); // a lock left held by a parent thread would hang the child
   for (long k = 0; k < writers * keys_per_writer; ++k) {
     CHILD_CHECK(m.contains(k));
     CHILD_CHECK(atoms.find(text_of(k)).has_value());
@@ -151,19 +162,12 @@ TEST(Fork, TheChildKeepsUsingWhatThreadsLeftBehind) {
         }
       });
     while (lookups.load() < 1000) std::this_thread::yield(); // the readers are at work
-    const pid_t pid = fork();
-    ASSERT_NE(pid, -1);
-    if (pid == 0) {
-      child_work(m, atoms);
-      _exit(0);
-    }
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    const child_end end = in_child([&] { child_work(m, atoms); }, 60);
     stop = true;
     for (auto& t : threads) t.join();
-    ASSERT_FALSE(WIFSIGNALED(status)) << "the child died of signal " << WTERMSIG(status)
-                                      << (WTERMSIG(status) == SIGALRM ? " (it hung)" : "");
-    EXPECT_EQ(WEXITSTATUS(status), 0) << "a check failed in the child (its stderr says which)";
+    ASSERT_NE(end, child_end::fork_failed);
+    ASSERT_NE(end, child_end::killed) << "the child hung (its alarm) or crashed";
+    EXPECT_EQ(end, child_end::exited) << "a check failed in the child (its stderr says which)";
     EXPECT_EQ(m.size(), std::size_t(writers * keys_per_writer)) << "the parent's map is its own";
   }
   EXPECT_EQ(test::tracked::live.load(), 0);
@@ -173,33 +177,24 @@ namespace {
 
 // Forks while another thread holds one of lfcore's locks, stuck in
 // `hold` until `release` is set, which a third thread sets 50 ms later;
-// then checks that the child could run `in_child`, which takes that lock.
+// then checks that the child could run `in_child_work`, which takes that lock.
 // With the fork handlers (detail/fork_guard.hpp) fork() waits for the lock;
 // without them the child inherited it held and hung until its alarm.
 template <class Hold, class InChild>
-void fork_while_held(Hold hold, InChild in_child) {
-  static std::atomic<bool> inside{false}, release{false};
-  inside = false;
-  release = false;
+void fork_while_held(Hold hold, InChild in_child_work) {
+  std::atomic<bool> inside{false}, release{false};
   std::thread holder([&] { hold(inside, release); });
   while (!inside.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
-  std::thread releaser([] {
+  std::thread releaser([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     release = true;
   });
-  const pid_t pid = fork();
-  ASSERT_NE(pid, -1);
-  if (pid == 0) {
-    alarm(5);
-    in_child();
-    _exit(0);
-  }
+  const child_end end = in_child(in_child_work, 5);
   releaser.join();
   holder.join();
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_FALSE(WIFSIGNALED(status)) << "the child hung: it inherited the lock held";
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  ASSERT_NE(end, child_end::fork_failed);
+  ASSERT_NE(end, child_end::killed) << "the child hung: it inherited the lock held";
+  EXPECT_EQ(end, child_end::exited);
 }
 
 // An exit listener that, on the thread marked, waits inside the registry's
@@ -271,26 +266,15 @@ TEST(Fork, AChildNeverInheritsACollectInProgress) {
   std::thread busy([&] {
     while (!stop.load()) collect_one();
   });
-  int hung = 0, failed = 0;
-  for (int fork_number = 0; fork_number < 60; ++fork_number) {
-    const pid_t pid = fork();
-    ASSERT_NE(pid, -1);
-    if (pid == 0) {
-      alarm(3);
-      collect_one();
-      _exit(0);
-    }
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    if (WIFSIGNALED(status))
-      ++hung;
-    else if (WEXITSTATUS(status) != 0)
-      ++failed;
-  }
+  int ends[4] = {};
+  for (int fork_number = 0; fork_number < 60; ++fork_number)
+    ++ends[static_cast<int>(in_child(collect_one, 3))];
   stop = true;
   busy.join();
-  EXPECT_EQ(hung, 0) << "children that inherited the lock held";
-  EXPECT_EQ(failed, 0);
+  EXPECT_EQ(ends[static_cast<int>(child_end::killed)], 0)
+      << "children that inherited the lock held";
+  EXPECT_EQ(ends[static_cast<int>(child_end::failed)], 0);
+  EXPECT_EQ(ends[static_cast<int>(child_end::fork_failed)], 0);
 }
 
 } // namespace

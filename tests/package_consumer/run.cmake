@@ -1,5 +1,7 @@
 # Installs the lfcore build in BUILD_DIR to a scratch prefix, then configures,
-# builds and runs the consumer project against it with find_package(lfcore).
+# builds and runs the consumer project against it with find_package(lfcore),
+# and, given C_COMPILER, builds and runs main.c with it and pkg-config
+# (native builds only).
 # LAUNCHER (optional, a ;-list) runs the consumer, e.g. under mpiexec.
 # TOOLCHAIN (optional) cross-compiles the consumer; the scratch prefix is then
 # a find root, since a cross toolchain limits find_package to those.
@@ -18,3 +20,31 @@ foreach(step
     message(FATAL_ERROR "package consumer: step failed (${rc}): ${step}")
   endif()
 endforeach()
+
+# A C program through pkg-config, as an interpreter built without CMake
+# would link lfcore. Native builds only: pkg-config here describes the host.
+if(C_COMPILER AND NOT TOOLCHAIN)
+  find_program(pkg_config pkg-config REQUIRED)
+  file(GLOB_RECURSE pc_file "${WORK_DIR}/prefix/lfcore.pc")
+  list(LENGTH pc_file found)
+  if(NOT found EQUAL 1)
+    message(FATAL_ERROR "package consumer: lfcore.pc not installed once under ${WORK_DIR}/prefix")
+  endif()
+  get_filename_component(pc_dir "${pc_file}" DIRECTORY)
+  execute_process(
+    COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${pc_dir}
+            ${pkg_config} --cflags --libs lfcore
+    OUTPUT_VARIABLE flags OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "package consumer: pkg-config --cflags --libs lfcore failed (${rc})")
+  endif()
+  separate_arguments(flags UNIX_COMMAND "${flags}")
+  foreach(step
+      "${C_COMPILER};-std=c11;-Wall;-Wextra;-Werror;${SOURCE_DIR}/main.c;-o;${WORK_DIR}/c_consumer;${flags}"
+      "${launcher};${WORK_DIR}/c_consumer")
+    execute_process(COMMAND ${step} RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "package consumer: step failed (${rc}): ${step}")
+    endif()
+  endforeach()
+endif()

@@ -1,6 +1,8 @@
 // lfcore/lfcore.hpp - everything lfcore offers, in one include.
 #pragma once
 
+#include "lfcore_version.h"
+
 #include "lfcore/atom_table.hpp"
 #include "lfcore/backoff.hpp"
 #include "lfcore/blocking_queue.hpp"

@@ -2,6 +2,7 @@
  * without CMake would: cc -std=c11 main.c $(pkg-config --cflags --libs lfcore).
  * It uses both C APIs and fails (exit 1) if a result is wrong. */
 #include <lfcore_atoms.h>
+#include <lfcore_version.h>
 #include <lfht.h>
 
 #include <stdint.h>
@@ -17,6 +18,10 @@
   } while (0)
 
 int main(void) {
+  /* The installed headers and the library linked are one version. */
+  CHECK(lfcore_version() == LFCORE_VERSION);
+  CHECK(strcmp(lfcore_version_string(), LFCORE_VERSION_STRING) == 0);
+
   /* No hash function: the key is its own hash; no comparison: hashes never collide. */
   struct lfht_head *table = init_lfht(NULL, NULL, NULL);
   CHECK(table != NULL);

@@ -69,6 +69,12 @@ void *lfht_next_key(struct lfht_head *head, void *key);
 int lfht_for_each(struct lfht_head *head, int (*fn)(void *key, void *value, void *arg),
                   void *arg);
 
+/* The number of keys: exact when no other thread changes the table, otherwise
+ * off by at most the inserts and removes running meanwhile. Wait-free; never
+ * allocates. A NULL head gives 0 and sets errno to EINVAL (an empty table
+ * gives 0 and leaves errno alone). */
+size_t lfht_count(struct lfht_head *head);
+
 /* Destroys the table: key_free on every key. No concurrent calls. NULL: no-op. */
 void lfht_free(struct lfht_head *head);
 

@@ -169,6 +169,14 @@ int lfht_for_each(lfht_head* head, int (*fn)(void*, void*, void*), void* arg) {
   }
 }
 
+std::size_t lfht_count(lfht_head* head) {
+  if (head == nullptr) {
+    errno = EINVAL;
+    return 0;
+  }
+  return head->map.size(); // noexcept: sums the map's per-thread counters
+}
+
 void lfht_free(lfht_head* head) {
   delete head;
 }

@@ -26,6 +26,7 @@ static void integer_keys(void) {
   CHECK(lfht_remove(t, AS_PTR(7)) == AS_PTR(70));
   CHECK(lfht_remove(t, AS_PTR(7)) == NULL);
   CHECK(lfht_search(t, AS_PTR(7)) == NULL);
+  CHECK(lfht_count(t) == 999);
   /* Iteration: every key once. */
   static unsigned char seen[1001];
   size_t count = 0;
@@ -125,6 +126,9 @@ static void misuse(void) {
   CHECK(lfht_remove(NULL, AS_PTR(1)) == NULL && errno == EINVAL);
   errno = 0;
   CHECK(lfht_next_key(NULL, NULL) == NULL && errno == EINVAL);
+  errno = 0;
+  CHECK(lfht_count(NULL) == 0 && errno == EINVAL);
+  CHECK(lfht_count(t) == 0); /* nothing was inserted */
   lfht_free(NULL);
   lfht_free(t);
 }
@@ -157,6 +161,7 @@ static void threads(void) {
   }
   /* One winner per key, and every thread got the winner's value. */
   for (uintptr_t k = 1; k <= 20000; ++k) CHECK(((uintptr_t)lfht_search(t, AS_PTR(k)) >> 4) == k);
+  CHECK(lfht_count(t) == 20000); /* each key counted once */
   lfht_free(t);
 }
 

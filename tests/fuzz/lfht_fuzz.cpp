@@ -309,6 +309,7 @@ private:
       FUZZ_CHECK(lfht_search(head_, k) == m->second.value);
     }
     FUZZ_CHECK(m == model_.end());
+    FUZZ_CHECK(lfht_count(head_) == model_.size());
   }
 
   struct visit_log {
@@ -414,6 +415,9 @@ private:
       break;
     case 6:
       FUZZ_CHECK(lfht_next_key(nullptr, k) == nullptr);
+      FUZZ_CHECK(errno == EINVAL);
+      errno = 0;
+      FUZZ_CHECK(lfht_count(nullptr) == 0);
       break;
     case 7:
       FUZZ_CHECK(lfht_for_each(head_, nullptr, nullptr) == -1);

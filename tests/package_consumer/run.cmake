@@ -8,18 +8,22 @@
 string(REPLACE "," ";" launcher "${LAUNCHER}") # passed with , for ; (ctest -D)
 set(cross "")
 if(TOOLCHAIN)
-  set(cross ";-DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN};-DCMAKE_FIND_ROOT_PATH=${WORK_DIR}/prefix")
+  set(cross "-DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN};-DCMAKE_FIND_ROOT_PATH=${WORK_DIR}/prefix")
 endif()
-foreach(step
-    "${CMAKE_COMMAND};--install;${BUILD_DIR};--prefix;${WORK_DIR}/prefix"
-    "${CMAKE_COMMAND};-S;${SOURCE_DIR};-B;${WORK_DIR}/build;-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix;-DCMAKE_BUILD_TYPE=Release${cross}"
-    "${CMAKE_COMMAND};--build;${WORK_DIR}/build"
-    "${launcher};${WORK_DIR}/build/consumer")
-  execute_process(COMMAND ${step} RESULT_VARIABLE rc)
+
+# Runs one command (its arguments), failing the test if it fails.
+function(step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "package consumer: step failed (${rc}): ${step}")
+    message(FATAL_ERROR "package consumer: step failed (${rc}): ${ARGN}")
   endif()
-endforeach()
+endfunction()
+
+step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
+step(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix
+     -DCMAKE_BUILD_TYPE=Release ${cross})
+step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+step(${launcher} ${WORK_DIR}/build/consumer)
 
 # A C program through pkg-config, as an interpreter built without CMake
 # would link lfcore. Native builds only: pkg-config here describes the host.
@@ -32,19 +36,13 @@ if(C_COMPILER AND NOT TOOLCHAIN)
   endif()
   get_filename_component(pc_dir "${pc_file}" DIRECTORY)
   execute_process(
-    COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${pc_dir}
-            ${pkg_config} --cflags --libs lfcore
+    COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${pc_dir} ${pkg_config} --cflags --libs lfcore
     OUTPUT_VARIABLE flags OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "package consumer: pkg-config --cflags --libs lfcore failed (${rc})")
   endif()
   separate_arguments(flags UNIX_COMMAND "${flags}")
-  foreach(step
-      "${C_COMPILER};-std=c11;-Wall;-Wextra;-Werror;${SOURCE_DIR}/main.c;-o;${WORK_DIR}/c_consumer;${flags}"
-      "${launcher};${WORK_DIR}/c_consumer")
-    execute_process(COMMAND ${step} RESULT_VARIABLE rc)
-    if(NOT rc EQUAL 0)
-      message(FATAL_ERROR "package consumer: step failed (${rc}): ${step}")
-    endif()
-  endforeach()
+  step(${C_COMPILER} -std=c11 -Wall -Wextra -Werror ${SOURCE_DIR}/main.c -o ${WORK_DIR}/c_consumer
+       ${flags})
+  step(${launcher} ${WORK_DIR}/c_consumer)
 endif()

@@ -35,14 +35,19 @@ if(C_COMPILER AND NOT TOOLCHAIN)
     message(FATAL_ERROR "package consumer: lfcore.pc not installed once under ${WORK_DIR}/prefix")
   endif()
   get_filename_component(pc_dir "${pc_file}" DIRECTORY)
-  execute_process(
-    COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${pc_dir} ${pkg_config} --cflags --libs lfcore
-    OUTPUT_VARIABLE flags OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "package consumer: pkg-config --cflags --libs lfcore failed (${rc})")
-  endif()
-  separate_arguments(flags UNIX_COMMAND "${flags}")
+  foreach(query "--cflags;--libs" "--variable=libdir")
+    execute_process(
+      COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${pc_dir} ${pkg_config} ${query} lfcore
+      OUTPUT_VARIABLE out OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "package consumer: pkg-config ${query} lfcore failed (${rc})")
+    endif()
+    separate_arguments(out UNIX_COMMAND "${out}")
+    list(APPEND flags ${out})
+  endforeach()
+  list(POP_BACK flags libdir)
+  # The rpath finds a shared liblfcore in the scratch prefix at run time.
   step(${C_COMPILER} -std=c11 -Wall -Wextra -Werror ${SOURCE_DIR}/main.c -o ${WORK_DIR}/c_consumer
-       ${flags})
+       ${flags} -Wl,-rpath,${libdir})
   step(${launcher} ${WORK_DIR}/c_consumer)
 endif()

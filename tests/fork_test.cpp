@@ -48,6 +48,10 @@ namespace {
     }                                                                                              \
   } while (0)
 
+void wait_for(const std::atomic<bool>& flag) {
+  while (!flag.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+}
+
 // How a child forked by in_child() ended.
 enum class child_end { exited, failed, killed, fork_failed };
 
@@ -72,10 +76,14 @@ child_end in_child(F f, unsigned seconds) {
 // multithreaded fork starts a thread - its own assertion, not lfcore's - so
 // this is probed without lfcore.
 bool threads_start_in_a_forked_child() {
-  std::atomic<bool> stop{false};
+  std::atomic<bool> stop{false}, runs{false};
   std::thread running([&] {
+    runs = true;
     while (!stop.load()) std::this_thread::yield();
   });
+  // Not while it starts: under GCC 12's ASan a fork then could leave the
+  // child hung (see holding), and the probe would skip the tests.
+  wait_for(runs);
   const bool started = in_child([] { std::thread([] {}).join(); }, 5) == child_end::exited;
   stop = true;
   running.join();
@@ -190,9 +198,7 @@ struct holding {
   std::atomic<bool> inside{false};  // the holder holds the lock
   std::atomic<bool> release{false}; // set 50 ms later: the holder may go on
   std::atomic<bool> forked{false};  // the child has ended
-  void wait_for_fork() const {
-    while (!forked.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
+  void wait_for_fork() const { wait_for(forked); }
 };
 
 // Forks while another thread holds one of lfcore's locks, stuck in `hold`
@@ -204,7 +210,7 @@ template <class Hold, class InChild>
 void fork_while_held(Hold hold, InChild in_child_work) {
   holding h;
   std::thread holder([&] { hold(h); });
-  while (!h.inside.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  wait_for(h.inside);
   std::thread releaser([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     h.release = true;
@@ -227,7 +233,7 @@ struct stalling_listener : lfcore::thread_registry::exit_listener {
   void on_thread_exit(lfcore::thread_registry::id_type) noexcept override {
     if (!marked) return;
     h->inside = true;
-    while (!h->release.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    wait_for(h->release);
   }
 };
 

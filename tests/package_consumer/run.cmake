@@ -35,17 +35,18 @@ if(C_COMPILER AND NOT TOOLCHAIN)
     message(FATAL_ERROR "package consumer: lfcore.pc not installed once under ${WORK_DIR}/prefix")
   endif()
   get_filename_component(pc_dir "${pc_file}" DIRECTORY)
-  foreach(query "--cflags;--libs" "--variable=libdir")
-    execute_process(
-      COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${pc_dir} ${pkg_config} ${query} lfcore
-      OUTPUT_VARIABLE out OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+  # pkg-config's answer to args, split into a list in out.
+  function(pkg_config_query out)
+    execute_process(COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${pc_dir} ${pkg_config} ${ARGN}
+                    OUTPUT_VARIABLE answer OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
-      message(FATAL_ERROR "package consumer: pkg-config ${query} lfcore failed (${rc})")
+      message(FATAL_ERROR "package consumer: pkg-config ${ARGN} failed (${rc})")
     endif()
-    separate_arguments(out UNIX_COMMAND "${out}")
-    list(APPEND flags ${out})
-  endforeach()
-  list(POP_BACK flags libdir)
+    separate_arguments(answer UNIX_COMMAND "${answer}")
+    set(${out} ${answer} PARENT_SCOPE)
+  endfunction()
+  pkg_config_query(flags --cflags --libs lfcore)
+  pkg_config_query(libdir --variable=libdir lfcore)
   # The rpath finds a shared liblfcore in the scratch prefix at run time.
   step(${C_COMPILER} -std=c11 -Wall -Wextra -Werror ${SOURCE_DIR}/main.c -o ${WORK_DIR}/c_consumer
        ${flags} -Wl,-rpath,${libdir})

@@ -136,6 +136,21 @@
 // Allocator = lfcore::pool_allocator<value_type> keeps leaves in per-thread
 // magazines without malloc's 8-byte header (a uint64 -> uint64 leaf costs 24
 // bytes instead of 32), but keeps what it frees for reuse (see its header).
+// Domains: erased leaves and removed levels are retired to the map's domain,
+// by default the policy's default domain, which is never destroyed. A map
+// given a domain of its own keeps its garbage apart: a hazard_pointer_domain
+// with a low scan_threshold bounds what large erased values hold (its
+// garbage_bound()), its reclaim() frees them at once, and destroying it -
+// after the map and its iterators - frees them all. Operations on such a map
+// take their hazard pointers from that domain each time (the thread's cached
+// set is for the default domain only: a cache would outlive a domain
+// destroyed before the thread ends), and that costs: one-thread lookups took
+// 1.7x as long at 4,096 keys and 2.1x at 1e6, erase-and-insert pairs 1.2x-1.3x
+// (bench/results/micro/trie_domain.txt). The calls themselves were 3% of a
+// profile at 1e6, the lookups' misses the rest: the extra instructions
+// likely keep consecutive lookups' misses from overlapping. Taking a set
+// from the domain's per-thread state in one step, as folly's hazptr_array
+// does, would be the cure; it is not written yet.
 // Compression: erased leaves go back to the allocator, and so does a level
 // (a hash node below the root) once its last key is erased: the eraser sees
 // every bucket and the hoisted chain empty, freezes the buckets, and swings
@@ -220,15 +235,22 @@ public:
   using key_equal = KeyEqual;
   using allocator_type = Allocator;
   using reclamation = Reclamation;
+  using domain_type = typename Reclamation::domain_type;
   class const_iterator;
   using iterator = const_iterator;
 
   /// Throws std::invalid_argument for root_bits, level_bits or deep_level_bits
-  /// outside [1, 24] or a chain_threshold of 0.
+  /// outside [1, 24] or a chain_threshold of 0. Erased elements and removed
+  /// levels are retired to `domain` (see "Domains" in the header), which must
+  /// outlive the map and its iterators.
   explicit hash_trie_map(hash_trie_config config = {}, const Hash& hash = Hash(),
-                         const KeyEqual& equal = KeyEqual())
+                         const KeyEqual& equal = KeyEqual(),
+                         domain_type& domain = Reclamation::default_domain())
       : config_(checked(config)), hash_(hash), equal_(equal),
-        root_(new_hash_node(0, config_.root_bits)) {}
+        root_(new_hash_node(0, config_.root_bits)), domain_(&domain),
+        in_default_domain_(&domain == &Reclamation::default_domain()) {}
+  explicit hash_trie_map(domain_type& domain, hash_trie_config config = {})
+      : hash_trie_map(config, Hash(), KeyEqual(), domain) {}
   /// A map holding `init` (a later duplicate of a key is ignored, as insert).
   hash_trie_map(std::initializer_list<value_type> init, hash_trie_config config = {})
       : hash_trie_map(config) {
@@ -243,12 +265,12 @@ public:
   // is like destruction: no other thread may use the maps written, and no
   // iterator into them may be live.
 
-  /// other's config, hash, equality and the elements an iteration of other
+  /// other's config, hash, equality, domain and the elements an iteration of other
   /// meets: each key present throughout the copy once, and none whose erase
   /// completed before the copy reached it. Throws what an insert throws,
   /// leaking nothing.
   hash_trie_map(const hash_trie_map& other)
-      : hash_trie_map(other.config_, other.hash_, other.equal_) {
+      : hash_trie_map(other.config_, other.hash_, other.equal_, *other.domain_) {
     insert(other.begin(), other.end());
   }
   /// Takes other's elements, leaving other empty, with its config but a root
@@ -256,7 +278,7 @@ public:
   /// not a sized root's up to 128 MiB). Throws std::bad_alloc, changing
   /// nothing, if that root cannot be allocated.
   hash_trie_map(hash_trie_map&& other)
-      : hash_trie_map(emptied_config(other.config_), other.hash_, other.equal_) {
+      : hash_trie_map(emptied_config(other.config_), other.hash_, other.equal_, *other.domain_) {
     swap(other);
   }
   /// Copy and swap: *this keeps its elements if the copy throws.
@@ -275,7 +297,7 @@ public:
     }
     return *this;
   }
-  /// Exchanges the two maps' elements, configs, hashes and equalities.
+  /// Exchanges the two maps' elements, configs, hashes, equalities and domains.
   void swap(hash_trie_map& other) noexcept(
       std::is_nothrow_swappable_v<Hash>&& std::is_nothrow_swappable_v<KeyEqual>) {
     using std::swap;
@@ -283,6 +305,8 @@ public:
     swap(hash_, other.hash_);
     swap(equal_, other.equal_);
     swap(root_, other.root_);
+    swap(domain_, other.domain_);
+    swap(in_default_domain_, other.in_default_domain_);
     for (std::size_t i = 0; i < shards; ++i) { // relaxed: no operation runs on either map
       const std::ptrdiff_t mine = counts_[i]->load(std::memory_order_relaxed);
       counts_[i]->store(other.counts_[i]->load(std::memory_order_relaxed),
@@ -347,7 +371,7 @@ public:
     std::uint64_t hashes[prefetch_group];
     std::size_t second[prefetch_group]; // keys whose chain goes on past a leaf not theirs
     std::size_t deeper[prefetch_group]; // keys whose level's bucket leads a level further down
-    reader g;
+    reader g(*this);
     while (first != last) {
       std::size_t n = 0;
       for (; n < prefetch_group && first != last; ++n, ++first) {
@@ -544,7 +568,7 @@ public:
                                             std::memory_order_relaxed));
     adjust_size(-1);
     try {
-      writer g;
+      writer g(*this);
       tidy_after(leaf_hash(*l), LeafPolicy::key(*l), *g);
     } catch (const std::bad_alloc&) { // no guards: the next writer unlinks the leaf
     }
@@ -751,12 +775,12 @@ private:
   // Callers reserve_retire() before the CAS that unlinks the node: the
   // unlink cannot be undone, so retiring must not fail after it (a node
   // unlinked and not retired would leak).
-  static void reserve_retire() { Reclamation::default_domain().reserve_retire(); }
-  static void retire(leaf* l) { Reclamation::default_domain().retire(l, leaf_deleter()); }
+  void reserve_retire() { domain_->reserve_retire(); }
+  void retire(leaf* l) { domain_->retire(l, leaf_deleter()); }
   struct hash_node_deleter { // stateless, as leaf_deleter
     void operator()(hash_node* n) const noexcept { free_hash_node(n); }
   };
-  static void retire(hash_node* n) { Reclamation::default_domain().retire(n, hash_node_deleter()); }
+  void retire(hash_node* n) { domain_->retire(n, hash_node_deleter()); }
 
   // Single-threaded teardown: leaves of every chain, then the node. With no
   // operation running every closed chain is hoisted (its closer hoists it
@@ -817,13 +841,13 @@ private:
   }
   template <class K>
   const_iterator find_any(const K& key) const {
-    reader g;
+    reader g(*this);
     const leaf* l = lookup(hash_of(key), key, *g);
     return l != nullptr ? const_iterator(this, l) : end();
   }
   template <class K, class F>
   bool visit_any(const K& key, F&& f) const {
-    reader g;
+    reader g(*this);
     const leaf* l = lookup(hash_of(key), key, *g);
     if (l == nullptr) return false;
     std::forward<F>(f)(LeafPolicy::value(*l));
@@ -832,7 +856,7 @@ private:
   template <class K>
   size_type erase_any(const K& key) {
     const std::uint64_t h = hash_of(key);
-    writer g;
+    writer g(*this);
     for (;;) {
       const spot s = locate(h, key, *g);
       if (s.found == nullptr) return 0;
@@ -898,7 +922,8 @@ private:
   // ------------------------------------------------------- read-only search
   using guard = typename Reclamation::guard;
   using section = typename Reclamation::section;
-  static guard make_guard() { return Reclamation::make_guard(Reclamation::default_domain()); }
+  static guard make_guard(domain_type& d) { return Reclamation::make_guard(d); }
+  guard make_guard() const { return make_guard(*domain_); }
 
   // A traversal hands a protection from one guard to the next by storing the
   // pointer again (reset_protection while another guard holds it), never by
@@ -909,10 +934,12 @@ private:
   // current leaf's cache miss. That serialized the misses of consecutive
   // lookups: 2.4 against 3.3 Mops/s of hits at 1e7 keys (bench/results/README.md).
   struct reader_guards {
-    guard anchor = make_guard(); // owner of the last unmarked link: a leaf, or a level
-    guard run = make_guard();    // the leaf that link points to
-    guard cur = make_guard();
-    guard next = make_guard();
+    explicit reader_guards(domain_type& d)
+        : anchor(make_guard(d)), run(make_guard(d)), cur(make_guard(d)), next(make_guard(d)) {}
+    guard anchor; // owner of the last unmarked link: a leaf, or a level
+    guard run;    // the leaf that link points to
+    guard cur;
+    guard next;
     void reset() noexcept {
       anchor.reset_protection();
       run.reset_protection();
@@ -921,11 +948,14 @@ private:
     }
   };
   struct writer_guards {
-    guard prev = make_guard();
-    guard cur = make_guard();
-    guard next = make_guard();
-    guard level = make_guard(); // the hash node being searched (none for the root)
-    guard up = make_guard();    // the level above it, whose bucket detach() swings
+    explicit writer_guards(domain_type& d)
+        : prev(make_guard(d)), cur(make_guard(d)), next(make_guard(d)), level(make_guard(d)),
+          up(make_guard(d)) {}
+    guard prev;
+    guard cur;
+    guard next;
+    guard level; // the hash node being searched (none for the root)
+    guard up;    // the level above it, whose bucket detach() swings
     void reset() noexcept {
       prev.reset_protection();
       cur.reset_protection();
@@ -941,26 +971,29 @@ private:
   // visit() callback, hash or equality that calls into a map of the same
   // type, or a map call from a thread_local destructor that runs after the
   // cache's own (an interpreter's per-thread state releasing its atoms as
-  // the thread ends). Protections are cleared when the operation ends, so
-  // nothing retired stays pinned. Guards that hold no state (RCU's) need neither
-  // cache nor clearing: the lease is then the section alone (no thread-local
-  // lookup, flag or stores per operation). Always inlined: GCC 12 kept the
-  // destructor out of line, and the call it cost every lookup made hits
-  // 5% slower (bench/results/lease_inline/).
+  // the thread ends) - or when the map has a domain of its own: cached
+  // guards would outlive the operation, and that domain may be destroyed
+  // after the map (the default domain never is). Protections are cleared
+  // when the operation ends, so nothing retired stays pinned. Guards that
+  // hold no state (RCU's) need neither cache nor clearing: the lease is then
+  // the section alone (no thread-local lookup, flag or stores per
+  // operation). Always inlined: GCC 12 kept the destructor out of line, and
+  // the call it cost every lookup made hits 5% slower
+  // (bench/results/lease_inline/).
   static constexpr bool stateless_guards = std::is_empty_v<guard>;
   template <class Guards>
   class lease {
   public:
-    [[gnu::always_inline]] lease() : section_(Reclamation::read_section()) {
+    [[gnu::always_inline]] explicit lease(const hash_trie_map& map)
+        : section_(Reclamation::read_section()) {
       if constexpr (stateless_guards) {
-        guards_ = &own_.emplace();
+        guards_ = &own_.emplace(*map.domain_);
       } else {
-        if (!cache_busy) {
+        if (!cache_busy && map.in_default_domain_) {
           guards_ = &cached_guards(); // may throw std::bad_alloc the first time
           cache_busy = true;
         } else {
-          own_.emplace();
-          guards_ = &*own_;
+          guards_ = &own_.emplace(*map.domain_);
         }
       }
     }
@@ -977,7 +1010,7 @@ private:
 
   private:
     struct cache {
-      Guards guards;
+      Guards guards{Reclamation::default_domain()};
       // The thread is ending: later calls (from thread_local destructors
       // that run after this one) take fresh guards.
       ~cache() { cache_busy = true; }
@@ -1512,7 +1545,7 @@ private:
   template <class K, class Make>
   std::pair<const_iterator, bool> emplace_if_absent(const K& key, Make make) {
     const std::uint64_t h = hash_of(key);
-    writer g;
+    writer g(*this);
     unpublished_leaf fresh;
     guard keep = make_guard(); // for the returned iterator
     for (;;) {
@@ -1543,7 +1576,7 @@ private:
   // Strong guarantee, as emplace_if_absent.
   std::pair<const_iterator, bool> assign(leaf* prepared) {
     unpublished_leaf fresh(prepared);
-    writer g;
+    writer g(*this);
     guard keep = make_guard();
     keep.reset_protection(fresh.l); // before it is published
     const auto& key = LeafPolicy::key(*fresh.l);
@@ -1608,7 +1641,7 @@ private:
   template <class K, class F, class MakeAbsent>
   std::pair<const_iterator, bool> update_or_emplace(const K& key, F& f, MakeAbsent make_absent) {
     const std::uint64_t h = hash_of(key);
-    writer g;
+    writer g(*this);
     unpublished_leaf absent;
     guard keep = make_guard(); // for the returned iterator
     for (;;) {
@@ -1796,7 +1829,7 @@ private:
         keeper{};
   };
   // The position of leaf l, which a guard of the caller's protects now.
-  static position position_of(std::uint64_t h, const leaf* l) {
+  position position_of(std::uint64_t h, const leaf* l) const {
     position p{h, position_key(LeafPolicy::key(*l))};
     if constexpr (LeafPolicy::position_key_borrows) {
       p.keeper = make_guard();
@@ -2100,7 +2133,7 @@ private:
     }
   }
   const_iterator iterator_after(const position* after) const {
-    reader g;
+    reader g(*this);
     const leaf* l = next_after(after, *g);
     return l != nullptr ? const_iterator(this, l) : end();
   }
@@ -2111,6 +2144,8 @@ private:
   [[no_unique_address]] Hash hash_;
   [[no_unique_address]] KeyEqual equal_;
   hash_node* root_;
+  domain_type* domain_;    // where erased leaves and removed levels go
+  bool in_default_domain_; // then operations may take the thread's cached guards
   cache_padded<std::atomic<std::ptrdiff_t>> counts_[shards] = {};
 
 public:
@@ -2134,7 +2169,7 @@ public:
     const_iterator(const const_iterator& o) : map_(o.map_), leaf_(o.leaf_) {
       if (leaf_ != nullptr) {
         section_ = Reclamation::read_section();
-        hp_ = make_guard();
+        hp_ = map_->make_guard();
         hp_.reset_protection(leaf_); // safe: o's guard protects it
         if constexpr (!LeafPolicy::position_key_borrows)
           if (o.ahead_) ahead_ = std::make_unique<batch>(*o.ahead_);
@@ -2153,7 +2188,7 @@ public:
       // hp_ protects leaf_, and so here's key, until it takes the next leaf
       // (reused: see position).
       const position here{map_->leaf_hash(*leaf_), position_key(LeafPolicy::key(*leaf_))};
-      reader g;
+      reader g(*map_);
       if constexpr (LeafPolicy::position_key_borrows) { // a batch would hold a guard per key
         leaf_ = map_->next_after(&here, *g);
       } else {
@@ -2179,7 +2214,7 @@ public:
     friend class hash_trie_map;
     // l must be protected by a guard of the caller's during this call.
     const_iterator(const hash_trie_map* map, const leaf* l)
-        : map_(map), leaf_(l), section_(Reclamation::read_section()), hp_(make_guard()) {
+        : map_(map), leaf_(l), section_(Reclamation::read_section()), hp_(map->make_guard()) {
       hp_.reset_protection(l);
     }
     const_iterator(const hash_trie_map* map, const leaf* l, guard hp)

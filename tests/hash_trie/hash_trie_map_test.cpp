@@ -1726,3 +1726,172 @@ TYPED_TEST(HashTrieMap, ACallbackMayCallIntoTheMap) {
   }
   EXPECT_EQ(m.size(), 32u);
 }
+
+// ------------------------------------------------- a domain of the map's own
+// (hazard pointers only: liburcu has one domain per flavour)
+
+using hp_map = lfcore::hash_trie_map<long, test::tracked>;
+// A scan threshold no test reaches, so that retired elements stay pending
+// until the test reclaims them.
+constexpr lfcore::hazard_pointer_domain_config never_scans{.scan_threshold = std::size_t(1) << 30};
+
+// Elements erased or replaced go to the map's domain, not the default one;
+// destroying that domain, after the map, destroys them.
+TEST(HashTrieMapDomain, RetiresToItsOwnDomainWhoseDestructionFreesTheRest) {
+  test::tracked::live = 0;
+  auto domain = std::make_unique<lfcore::hazard_pointer_domain>(never_scans);
+  const std::uint64_t default_retired = lfcore::hazard_pointer_default_domain().stats().retired;
+  {
+    hp_map m(*domain, tiny); // tiny: levels come and go, and go to the domain too
+    for (long k = 0; k < 1000; ++k) m.try_emplace(k, k);
+    for (long k = 0; k < 500; ++k) ASSERT_EQ(m.erase(k), 1u);
+    for (long k = 500; k < 600; ++k) m.insert_or_assign(k, test::tracked(-k));
+    EXPECT_GE(domain->stats().retired, 600u);
+    EXPECT_EQ(domain->stats().reclaimed, 0u);
+    EXPECT_EQ(test::tracked::live.load(), 500 + 600) << "erased and replaced values are pending";
+    for (long k = 500; k < 1000; ++k) ASSERT_EQ(m.find(k)->second.value, k < 600 ? -k : k);
+  }
+  EXPECT_EQ(lfcore::hazard_pointer_default_domain().stats().retired, default_retired);
+  EXPECT_EQ(test::tracked::live.load(), 600) << "the map destroyed its own elements only";
+  domain.reset();
+  EXPECT_EQ(test::tracked::live.load(), 0);
+}
+
+// What a low scan threshold is for: values erased from such a map wait for
+// at most the domain's garbage bound, not the default domain's 8192 a thread.
+TEST(HashTrieMapDomain, ALowScanThresholdBoundsWhatErasedValuesHold) {
+  test::tracked::live = 0;
+  {
+    lfcore::hazard_pointer_domain domain({.scan_threshold = 64});
+    hp_map m(domain);
+    std::uint64_t most_pending = 0;
+    for (long k = 0; k < 20'000; ++k) {
+      m.try_emplace(k, k);
+      m.erase(k);
+      most_pending = std::max(most_pending, domain.stats().pending());
+    }
+    EXPECT_LE(most_pending, domain.garbage_bound());
+    EXPECT_LT(test::tracked::live.load(), 200);
+    domain.reclaim();
+    EXPECT_EQ(test::tracked::live.load(), 0) << "reclaim() frees what is left now";
+  }
+  EXPECT_EQ(test::tracked::live.load(), 0);
+}
+
+// Copies, moves and swaps carry the domain with the elements, so every
+// element is retired to the domain its readers protect it in.
+TEST(HashTrieMapDomain, CopiesMovesAndSwapsCarryTheDomain) {
+  test::tracked::live = 0;
+  auto mine = std::make_unique<lfcore::hazard_pointer_domain>(never_scans);
+  {
+    hp_map a(*mine);
+    for (long k = 0; k < 100; ++k) a.try_emplace(k, k);
+    hp_map copy(a);
+    copy.erase(0);
+    EXPECT_EQ(mine->stats().retired, 1u) << "a copy retires to the source's domain";
+    hp_map b;
+    swap(a, b);
+    b.erase(1);
+    EXPECT_EQ(mine->stats().retired, 2u) << "the domain went with the elements";
+    a.try_emplace(7, 7);
+    a.erase(7);
+    EXPECT_EQ(mine->stats().retired, 2u) << "a took the default domain";
+    hp_map moved(std::move(b));
+    moved.erase(2);
+    EXPECT_EQ(mine->stats().retired, 3u);
+    a = std::move(moved);
+    a.erase(3);
+    EXPECT_EQ(mine->stats().retired, 4u);
+    EXPECT_EQ(a.size(), 97u);
+  }
+  lfcore::hazard_pointer_default_domain().reclaim();
+  mine.reset();
+  EXPECT_EQ(test::tracked::live.load(), 0);
+}
+
+// Threads inserting, erasing, replacing and iterating a map of its own
+// domain beside one of the default domain: each operation takes its hazard
+// pointers from the map's domain (the cached ones are the default's), and
+// an iterator's from the map it walks. Nothing is lost, duplicated or
+// leaked once both domains are gone.
+TEST(HashTrieMapDomain, ThreadsShareMapsOfTwoDomains) {
+  test::tracked::live = 0;
+  constexpr long per_thread = lfcore::stress_build ? 2'000 : 20'000;
+  constexpr int threads = 4;
+  auto mine = std::make_unique<lfcore::hazard_pointer_domain>(
+      lfcore::hazard_pointer_domain_config{.scan_threshold = 16});
+  {
+    hp_map own(*mine, tiny), shared(tiny);
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+      ts.emplace_back([&, t] {
+        for (long i = 0; i < per_thread; ++i) {
+          const long k = t * per_thread + i;
+          hp_map& m = i % 2 == 0 ? own : shared;
+          m.try_emplace(k, k);
+          if (i % 3 == 0) m.insert_or_assign(k, test::tracked(-k));
+          if (i % 4 == 0) m.erase(k);
+          if (i % 500 == 0) { // iterate while the others write
+            for (auto it = m.begin(); it != m.end(); ++it) {
+              ASSERT_EQ(std::abs(it->second.value), it->first);
+            }
+          }
+        }
+      });
+    for (std::thread& t : ts) t.join();
+    for (const hp_map* m : {&own, &shared}) {
+      long expected = 0;
+      for (long k = 0; k < threads * per_thread; ++k) {
+        const long i = k % per_thread;
+        const bool here = (i % 2 == 0) == (m == &own) && i % 4 != 0;
+        expected += here;
+        const auto it = m->find(k);
+        ASSERT_EQ(it != m->end(), here) << k;
+        if (here) {
+          ASSERT_EQ(it->second.value, i % 3 == 0 ? -k : k);
+        }
+      }
+      EXPECT_EQ(m->size(), std::size_t(expected));
+    }
+  }
+  lfcore::hazard_pointer_default_domain().reclaim();
+  mine.reset();
+  EXPECT_EQ(test::tracked::live.load(), 0);
+}
+
+// Readers visiting values while writers replace and erase them, with a scan
+// on every retirement: a traversal's hazard pointers must be the map's
+// domain's, or a scan frees what a reader stands on (AddressSanitizer then
+// reports a use after free; with the thread's default-domain guards it did).
+TEST(HashTrieMapDomain, TraversalsAreProtectedInTheMapsDomain) {
+  test::tracked::live = 0;
+  constexpr long keys = 64;
+  constexpr long rounds = lfcore::stress_build ? 20'000 : 200'000;
+  auto mine = std::make_unique<lfcore::hazard_pointer_domain>(
+      lfcore::hazard_pointer_domain_config{.scan_threshold = 0});
+  {
+    hp_map m(*mine, tiny);
+    std::atomic<bool> done{false};
+    std::atomic<long> torn{0};
+    std::thread reader([&] {
+      for (long k = 0; !done.load(std::memory_order_relaxed); k = (k + 1) % keys)
+        m.visit(k, [&](const auto& e) { torn += std::abs(e.second.value) != e.first; });
+    });
+    std::thread writer([&] {
+      std::minstd_rand rng(7);
+      for (long i = 0; i < rounds; ++i) {
+        const long k = long(rng() % keys);
+        if (rng() % 2 == 0)
+          m.insert_or_assign(k, test::tracked(i % 2 == 0 ? k : -k));
+        else
+          m.erase(k);
+      }
+      done = true;
+    });
+    writer.join();
+    reader.join();
+    EXPECT_EQ(torn.load(), 0);
+  }
+  mine.reset();
+  EXPECT_EQ(test::tracked::live.load(), 0);
+}

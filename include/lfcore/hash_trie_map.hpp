@@ -148,9 +148,11 @@
 // 1.7x as long at 4,096 keys and 2.1x at 1e6, erase-and-insert pairs 1.2x-1.3x
 // (bench/results/micro/trie_domain.txt). The calls themselves were 3% of a
 // profile at 1e6, the lookups' misses the rest: the extra instructions
-// likely keep consecutive lookups' misses from overlapping. Taking a set
-// from the domain's per-thread state in one step, as folly's hazptr_array
-// does, would be the cure; it is not written yet.
+// likely keep consecutive lookups' misses from overlapping. Taking the set
+// in one step instead (one look-up of the thread's state, as folly's
+// hazptr_array; tried) changed nothing measurable. What would help is a set
+// kept across operations per domain, which that domain's destructor would
+// then have to take back from every thread.
 // Compression: erased leaves go back to the allocator, and so does a level
 // (a hash node below the root) once its last key is erased: the eraser sees
 // every bucket and the hoisted chain empty, freezes the buckets, and swings

@@ -144,8 +144,8 @@
 // after the map and its iterators - frees them all. Operations on such a map
 // take their hazard pointers from that domain each time (the thread's cached
 // set is for the default domain only: a cache would outlive a domain
-// destroyed before the thread ends), and that costs: one-thread lookups took
-// 1.7x as long at 4,096 keys and 2.1x at 1e6, erase-and-insert pairs 1.2x-1.3x
+// destroyed before the thread ends), and that costs: lookups took 1.7x as
+// long at 4,096 keys and 2.1x at 1e6, erase-and-insert pairs 1.16x-1.33x
 // (bench/results/micro/trie_domain.txt). The calls themselves were 3% of a
 // profile at 1e6, the lookups' misses the rest: the extra instructions
 // likely keep consecutive lookups' misses from overlapping. Taking the set

@@ -1001,8 +1001,10 @@ private:
     }
     [[gnu::always_inline]] ~lease() {
       if constexpr (!stateless_guards) {
-        guards_->reset();
-        if (!own_) cache_busy = false;
+        if (!own_) { // own guards clear their protections as their records go back
+          guards_->reset();
+          cache_busy = false;
+        }
       }
     }
     lease(const lease&) = delete;

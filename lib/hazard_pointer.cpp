@@ -76,6 +76,12 @@ hazard_pointer_domain::hazard_pointer_domain(config_type config) : config_(confi
 
 hazard_pointer_domain::~hazard_pointer_domain() {
   thread_registry::remove_exit_listener(this); // after this, no exit hook runs on us
+  tearing_down_ = true;
+  for (auto& slot : chunks_) {
+    thread_state* chunk = slot.load(std::memory_order_acquire);
+    if (chunk == nullptr) continue;
+    for (std::size_t i = 0; i < states_per_chunk; ++i) destroy_cached_objects(chunk[i]);
+  }
   // Deleters may retire further objects into this domain: loop until dry.
   for (;;) {
     std::size_t freed = reclaim_all(orphans_->exchange(nullptr, std::memory_order_acquire));
@@ -142,6 +148,9 @@ void hazard_pointer_domain::release_record(detail::hazard_record* r) noexcept {
   // [hp.reset] release: the owner's last accesses to the protected object happen
   // before a scan that reads null here.
   r->protected_ptr.store(nullptr, std::memory_order_release);
+  // A kept object's, destroyed with the domain: the record goes with it, and
+  // local() might have to allocate for a thread that never used the domain.
+  if (tearing_down_) return;
   thread_state& ts = local();
   if (ts.cached_records < thread_state::record_cache_capacity) {
     ts.record_cache[ts.cached_records++] = r;
@@ -282,9 +291,17 @@ void hazard_pointer_domain::on_thread_exit(thread_registry::id_type id) noexcept
   }
   ts.retired_count = 0;
   delete_blocks(std::exchange(ts.spare, nullptr));
+  destroy_cached_objects(ts); // their records go to the record cache, emptied next
   while (ts.cached_records > 0) {
     detail::hazard_record* r = ts.record_cache[--ts.cached_records];
     r->in_use.store(false, std::memory_order_release); // pairs with acquire_record
+  }
+}
+
+void hazard_pointer_domain::destroy_cached_objects(thread_state& ts) noexcept {
+  for (detail::cached_object& c : ts.cached_objects) {
+    if (c.type == nullptr) break;
+    c.destroy(std::exchange(c, {}).object);
   }
 }
 

@@ -308,6 +308,112 @@ TEST_F(HazardPointer, RecordsAreReusedNotLeaked) {
   EXPECT_LE(domain.stats().hazard_records, 2u + 4u);
 }
 
+// ------------------------------------------ objects a thread keeps in a domain
+
+std::atomic<int> kept_live{0};
+// What a container keeps: a hazard pointer of the domain it is made for.
+template <int Type>
+struct kept {
+  explicit kept(hazard_pointer_domain& d) : hp(make_hazard_pointer(d)), domain(&d) { ++kept_live; }
+  ~kept() { --kept_live; }
+  hazard_pointer hp;
+  hazard_pointer_domain* domain;
+};
+
+TEST_F(HazardPointer, AThreadKeepsOneObjectPerTypeInEachDomain) {
+  kept_live = 0;
+  {
+    hazard_pointer_domain a, b;
+    kept<0>* mine = a.thread_cached<kept<0>>();
+    ASSERT_NE(mine, nullptr);
+    EXPECT_EQ(mine->domain, &a);
+    EXPECT_EQ(a.thread_cached<kept<0>>(), mine) << "made once, then found";
+    EXPECT_NE(a.thread_cached<kept<1>>(), nullptr);
+    EXPECT_NE(static_cast<void*>(a.thread_cached<kept<1>>()), static_cast<void*>(mine));
+    kept<0>* in_b = b.thread_cached<kept<0>>();
+    EXPECT_NE(in_b, mine);
+    EXPECT_EQ(in_b->domain, &b);
+    kept<0>* theirs = nullptr;
+    std::thread([&] { theirs = a.thread_cached<kept<0>>(); }).join();
+    EXPECT_NE(theirs, nullptr);
+    EXPECT_NE(theirs, mine);
+    EXPECT_EQ(kept_live.load(), 3) << "the other thread's went with it";
+  }
+  EXPECT_EQ(kept_live.load(), 0) << "the domains destroyed the rest";
+}
+
+TEST_F(HazardPointer, AThreadKeepsAFewTypesThenGetsNull) {
+  kept_live = 0;
+  {
+    hazard_pointer_domain domain;
+    static_assert(hazard_pointer_domain::thread_cache_capacity == 4);
+    EXPECT_NE(domain.thread_cached<kept<0>>(), nullptr);
+    EXPECT_NE(domain.thread_cached<kept<1>>(), nullptr);
+    EXPECT_NE(domain.thread_cached<kept<2>>(), nullptr);
+    EXPECT_NE(domain.thread_cached<kept<3>>(), nullptr);
+    EXPECT_EQ(domain.thread_cached<kept<4>>(), nullptr);
+    EXPECT_NE(domain.thread_cached<kept<2>>(), nullptr) << "what is kept stays found";
+    EXPECT_EQ(kept_live.load(), 4);
+  }
+  EXPECT_EQ(kept_live.load(), 0);
+}
+
+struct throws_when_made {
+  explicit throws_when_made(hazard_pointer_domain&) { throw std::runtime_error("no"); }
+};
+
+TEST_F(HazardPointer, AKeptObjectThatThrowsAsItIsMadeTakesNoPlace) {
+  kept_live = 0;
+  hazard_pointer_domain domain;
+  for (int i = 0; i < 10; ++i)
+    EXPECT_THROW(domain.thread_cached<throws_when_made>(), std::runtime_error);
+  EXPECT_NE(domain.thread_cached<kept<0>>(), nullptr);
+  EXPECT_NE(domain.thread_cached<kept<3>>(), nullptr);
+}
+
+// A thread that ends while its kept hazard pointer protects a node: the
+// exit releases the record, so the node is reclaimed and the record reused.
+TEST_F(HazardPointer, AnEndingThreadsKeptHazardPointersProtectNothing) {
+  kept_live = 0;
+  hazard_pointer_domain domain(eager());
+  std::atomic<node*> src{new node(1)};
+  for (int round = 0; round < 20; ++round) {
+    std::thread([&] {
+      kept<0>* k = domain.thread_cached<kept<0>>();
+      ASSERT_EQ(k->hp.protect(src)->value, 1);
+    }).join();
+    EXPECT_EQ(kept_live.load(), 0) << round;
+  }
+  node* n = src.exchange(nullptr);
+  n->retire({}, domain);
+  domain.reclaim();
+  EXPECT_EQ(live_nodes.load(), 0) << "the protection outlived its thread";
+  EXPECT_LE(domain.stats().hazard_records, 2u) << "the ended threads' records were not reused";
+}
+
+// A domain destroyed before a thread that keeps objects in it ends: the
+// domain destroys them, and the thread's end touches nothing of it
+// (AddressSanitizer would report a use after free).
+TEST_F(HazardPointer, ADomainMayGoBeforeTheThreadsThatKeepObjectsInIt) {
+  kept_live = 0;
+  auto domain = std::make_unique<hazard_pointer_domain>();
+  std::atomic<int> stage{0};
+  std::thread t([&] {
+    domain->thread_cached<kept<0>>()->hp.reset_protection(&stage);
+    stage = 1;
+    while (stage.load() != 2) std::this_thread::yield();
+  });
+  while (stage.load() != 1) std::this_thread::yield();
+  EXPECT_EQ(kept_live.load(), 1);
+  domain.reset();
+  EXPECT_EQ(kept_live.load(), 0);
+  stage = 2;
+  t.join();
+  auto next = std::make_unique<hazard_pointer_domain>(); // may take the same address
+  std::thread([&] { EXPECT_NE(next->thread_cached<kept<0>>(), nullptr); }).join();
+  EXPECT_EQ(kept_live.load(), 0);
+}
+
 TEST_F(HazardPointer, InvalidConfigIsRejected) {
   hazard_pointer_domain::config_type c;
   c.scan_multiplier = 1;

@@ -141,18 +141,12 @@
 // given a domain of its own keeps its garbage apart: a hazard_pointer_domain
 // with a low scan_threshold bounds what large erased values hold (its
 // garbage_bound()), its reclaim() frees them at once, and destroying it -
-// after the map and its iterators - frees them all. Operations on such a map
-// take their hazard pointers from that domain each time (the thread's cached
-// set is for the default domain only: a cache would outlive a domain
-// destroyed before the thread ends), and that costs: lookups took 1.7x as
-// long at 4,096 keys and 2.1x at 1e6, erase-and-insert pairs 1.16x-1.33x
-// (bench/results/micro/trie_domain.txt). The calls themselves were 3% of a
-// profile at 1e6, the lookups' misses the rest: the extra instructions
-// likely keep consecutive lookups' misses from overlapping. Taking the set
-// in one step instead (one look-up of the thread's state, as folly's
-// hazptr_array; tried) changed nothing measurable. What would help is a set
-// kept across operations per domain, which that domain's destructor would
-// then have to take back from every thread.
+// after the map and its iterators - frees them all. Each thread keeps the
+// hazard pointers of its operations in the map's domain between operations
+// (hazard_pointer_domain::thread_cached), so a map of its own domain runs as
+// fast as one of the default domain: 1.02x-1.06x the time per lookup, where
+// taking them from the domain for every operation had cost 1.7x-2.1x
+// (bench/results/micro/trie_domain.txt).
 // Compression: erased leaves go back to the allocator, and so does a level
 // (a hash node below the root) once its last key is erased: the eraser sees
 // every bucket and the hoisted chain empty, freezes the buckets, and swings
@@ -249,8 +243,7 @@ public:
                          const KeyEqual& equal = KeyEqual(),
                          domain_type& domain = Reclamation::default_domain())
       : config_(checked(config)), hash_(hash), equal_(equal),
-        root_(new_hash_node(0, config_.root_bits)), domain_(&domain),
-        in_default_domain_(&domain == &Reclamation::default_domain()) {}
+        root_(new_hash_node(0, config_.root_bits)), domain_(&domain) {}
   explicit hash_trie_map(domain_type& domain, hash_trie_config config = {})
       : hash_trie_map(config, Hash(), KeyEqual(), domain) {}
   /// A map holding `init` (a later duplicate of a key is ignored, as insert).
@@ -308,7 +301,6 @@ public:
     swap(equal_, other.equal_);
     swap(root_, other.root_);
     swap(domain_, other.domain_);
-    swap(in_default_domain_, other.in_default_domain_);
     for (std::size_t i = 0; i < shards; ++i) { // relaxed: no operation runs on either map
       const std::ptrdiff_t mine = counts_[i]->load(std::memory_order_relaxed);
       counts_[i]->store(other.counts_[i]->load(std::memory_order_relaxed),
@@ -967,21 +959,17 @@ private:
     }
   };
 
-  // The guards of one operation, inside its read-side section: the calling
-  // thread's cached set (taking four hazard pointers per lookup cost more
-  // than the lookup), or a fresh set when the cached one is in use - a
-  // visit() callback, hash or equality that calls into a map of the same
-  // type, or a map call from a thread_local destructor that runs after the
-  // cache's own (an interpreter's per-thread state releasing its atoms as
-  // the thread ends) - or when the map has a domain of its own: cached
-  // guards would outlive the operation, and that domain may be destroyed
-  // after the map (the default domain never is). Protections are cleared
-  // when the operation ends, so nothing retired stays pinned. Guards that
-  // hold no state (RCU's) need neither cache nor clearing: the lease is then
-  // the section alone (no thread-local lookup, flag or stores per
-  // operation). Always inlined: GCC 12 kept the destructor out of line, and
-  // the call it cost every lookup made hits 5% slower
-  // (bench/results/lease_inline/).
+  // The guards of one operation, inside its read-side section: the set the
+  // calling thread keeps in the map's domain (taking four hazard pointers per
+  // lookup cost more than the lookup: bench/results/micro/trie_domain.txt),
+  // or a fresh set when the kept one is in use - a visit() callback, hash or
+  // equality that calls into a map of the same type - or the thread keeps
+  // too many types in that domain. Protections are cleared when the
+  // operation ends, so nothing retired stays pinned. Guards that hold no
+  // state (RCU's) need neither keeping nor clearing: the lease is then the
+  // section alone (no thread-local lookup, flag or stores per operation).
+  // Always inlined: GCC 12 kept the destructor out of line, and the call it
+  // cost every lookup made hits 5% slower (bench/results/lease_inline/).
   static constexpr bool stateless_guards = std::is_empty_v<guard>;
   template <class Guards>
   class lease {
@@ -991,19 +979,19 @@ private:
       if constexpr (stateless_guards) {
         guards_ = &own_.emplace(*map.domain_);
       } else {
-        if (!cache_busy && map.in_default_domain_) {
-          guards_ = &cached_guards(); // may throw std::bad_alloc the first time
-          cache_busy = true;
-        } else {
-          guards_ = &own_.emplace(*map.domain_);
-        }
+        // may throw std::bad_alloc the first time
+        guards_ = kept_busy ? nullptr : map.domain_->template thread_cached<Guards>();
+        if (guards_ != nullptr)
+          kept_busy = true;
+        else
+          take_fresh(*map.domain_);
       }
     }
     [[gnu::always_inline]] ~lease() {
       if constexpr (!stateless_guards) {
         if (!own_) { // own guards clear their protections as their records go back
           guards_->reset();
-          cache_busy = false;
+          kept_busy = false;
         }
       }
     }
@@ -1013,19 +1001,11 @@ private:
     Guards& operator*() noexcept { return *guards_; }
 
   private:
-    struct cache {
-      Guards guards{Reclamation::default_domain()};
-      // The thread is ending: later calls (from thread_local destructors
-      // that run after this one) take fresh guards.
-      ~cache() { cache_busy = true; }
-    };
-    static Guards& cached_guards() {
-      thread_local cache c;
-      return c.guards;
-    }
-    // Whether a lease holds the cached guards, or they are gone. Trivially
-    // destructible: readable until the thread's very end.
-    static constinit inline thread_local bool cache_busy = false;
+    // Out of line: rare, and GCC 12 inlined saw a use of own_ uninitialised.
+    [[gnu::noinline]] void take_fresh(domain_type& domain) { guards_ = &own_.emplace(domain); }
+    // Whether a lease of this thread holds kept guards of this type (of any
+    // domain). Trivially destructible: readable until the thread's very end.
+    static constinit inline thread_local bool kept_busy = false;
     [[no_unique_address]] section section_;
     Guards* guards_;
     std::optional<Guards> own_;
@@ -2148,8 +2128,7 @@ private:
   [[no_unique_address]] Hash hash_;
   [[no_unique_address]] KeyEqual equal_;
   hash_node* root_;
-  domain_type* domain_;    // where erased leaves and removed levels go
-  bool in_default_domain_; // then operations may take the thread's cached guards
+  domain_type* domain_; // where erased leaves and removed levels go
   cache_padded<std::atomic<std::ptrdiff_t>> counts_[shards] = {};
 
 public:

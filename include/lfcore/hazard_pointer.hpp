@@ -37,6 +37,10 @@
 //   the next scan of any thread adopts; it returns its cached records. Per-
 //   thread state sits in a table indexed by thread_registry ids (exit
 //   listener). No attach/detach call exists.
+// * A container whose every operation takes the same few hazard pointers keeps
+//   them between operations with thread_cached<T>(): an object per thread and
+//   type, kept in the thread's table entry, so that the domain reaches it at
+//   thread exit and at its own destruction, whichever comes first.
 // * hazard_pointer_obj_base<T> adds no bytes to T (it holds only the deleter,
 //   an empty base for std::default_delete), and retire(p, deleter) of any type
 //   allocates nothing when the deleter is stateless.
@@ -124,6 +128,16 @@ struct retired_block {
   retired_entry entries[capacity];
 };
 static_assert(sizeof(retired_block) <= 1024);
+
+/// An object a thread keeps in a domain (thread_cached<T>()). `type` is the
+/// address of type_tag<T>: one per T in the program.
+struct cached_object {
+  const void* type = nullptr;
+  void* object = nullptr;
+  void (*destroy)(void* object) noexcept = nullptr;
+};
+template <class T>
+inline constexpr char type_tag = 0;
 
 /// One hazard pointer's slot. Single writer (the owning hazard_pointer),
 /// many readers (scans). Alone on its cache line so readers do not false-share.
@@ -229,6 +243,31 @@ public:
 
   const config_type& config() const noexcept { return config_; }
 
+  /// How many types of object a thread can keep in one domain.
+  static constexpr std::size_t thread_cache_capacity = 4;
+
+  /// The calling thread's T in this domain, made with T(*this) on the
+  /// thread's first call, or nullptr when the thread keeps
+  /// thread_cache_capacity objects of other types already. For containers
+  /// that take the same few hazard pointers in every operation: taking them
+  /// from the domain each time made hash_trie_map's lookups up to 2x slower
+  /// (bench/results/micro/trie_domain.txt). The object is the thread's
+  /// alone. It is destroyed when the thread exits (on that thread, under the
+  /// thread registry's mutex) or when the domain is, whichever comes first:
+  /// its destructor may release hazard pointers of this domain and must do
+  /// nothing else with lfcore. Wait-free: a look through the thread's few
+  /// slots, but for the first call per type, which allocates and throws what
+  /// T(*this) throws, or std::bad_alloc, keeping nothing then.
+  template <class T>
+  T* thread_cached() {
+    thread_state& ts = local();
+    for (detail::cached_object& c : ts.cached_objects) {
+      if (c.type == &detail::type_tag<T>) return static_cast<T*>(c.object);
+      if (c.type == nullptr) return keep_for_thread<T>(c);
+    }
+    return nullptr;
+  }
+
 private:
   template <class T, class D>
   friend class hazard_pointer_obj_base;
@@ -245,6 +284,9 @@ private:
     detail::hazard_record* record_cache[record_cache_capacity];
     // Written by the owner only; read by stats().
     std::atomic<std::uint64_t> retired_total{0};
+    // Owner-only, except under the exit hook and the destructor. Filled
+    // from the front, emptied all at once.
+    detail::cached_object cached_objects[thread_cache_capacity];
   };
   static constexpr std::size_t states_per_chunk = 64;
   static constexpr std::size_t chunk_count = thread_registry::capacity / states_per_chunk;
@@ -274,6 +316,16 @@ private:
   detail::hazard_record* acquire_record();
   void release_record(detail::hazard_record* r) noexcept;
 
+  template <class T>
+  [[gnu::noinline]] T* keep_for_thread(detail::cached_object& c) {
+    auto object = std::make_unique<T>(*this);
+    c.object = object.get();
+    c.destroy = [](void* o) noexcept { delete static_cast<T*>(o); };
+    c.type = &detail::type_tag<T>;
+    return object.release();
+  }
+  static void destroy_cached_objects(thread_state& ts) noexcept;
+
   thread_state* allocate_chunk(std::size_t index);
   detail::retired_block* add_block(thread_state& ts);
   std::size_t scan(thread_state& ts) noexcept;
@@ -298,6 +350,9 @@ private:
 
   std::atomic<std::uint64_t> reclaimed_{0};
   std::atomic<std::uint64_t> scans_{0};
+
+  // Set by the destructor: records released then need not go anywhere.
+  bool tearing_down_ = false;
 };
 
 /// P2530's hazard_pointer: owns one hazard record; movable, not copyable.

@@ -18,7 +18,10 @@
 //   R::guard            protects one pointer inside a section, with
 //                       hazard_pointer's interface: protect(src[, to_pointer]),
 //                       try_protect_if(p, still_reachable), reset_protection([p]),
-//                       swap. R::make_guard(domain) makes one.
+//                       swap. R::make_guard(domain) makes one. A guard that
+//                       holds state (a hazard pointer) is costly to make, so
+//                       the domain also keeps objects per thread:
+//                       d.thread_cached<T>() (see hazard_pointer_domain).
 //   R::bounded_garbage  whether a reader stalled inside a section bounds the
 //                       number of retired, unreclaimed nodes.
 //

@@ -1705,8 +1705,8 @@ TYPED_TEST(HashTrieMap, AValueThatThrowsAsItIsBuiltLeavesNothing) {
 }
 
 // A visit() callback may call into a map of the same type - here the same
-// map. The inner calls take guards of their own (the thread's cached set is
-// the outer call's), so the element the outer call hands out stays
+// map. The inner calls take guards of their own (the set the thread keeps
+// is the outer call's), so the element the outer call hands out stays
 // protected while the callback erases it, the inner calls end and, with
 // hazard pointers, everything retired is reclaimed.
 TYPED_TEST(HashTrieMap, ACallbackMayCallIntoTheMap) {
@@ -1811,8 +1811,8 @@ TEST(HashTrieMapDomain, CopiesMovesAndSwapsCarryTheDomain) {
 
 // Threads inserting, erasing, replacing and iterating a map of its own
 // domain beside one of the default domain: each operation takes its hazard
-// pointers from the map's domain (the cached ones are the default's), and
-// an iterator's from the map it walks. Nothing is lost, duplicated or
+// pointers from the set the thread keeps in the map's domain, and an
+// iterator's from the map it walks. Nothing is lost, duplicated or
 // leaked once both domains are gone.
 TEST(HashTrieMapDomain, ThreadsShareMapsOfTwoDomains) {
   test::tracked::live = 0;
@@ -1856,6 +1856,41 @@ TEST(HashTrieMapDomain, ThreadsShareMapsOfTwoDomains) {
   }
   lfcore::hazard_pointer_default_domain().reclaim();
   mine.reset();
+  EXPECT_EQ(test::tracked::live.load(), 0);
+}
+
+// Each thread keeps its operations' hazard pointers in the map's domain.
+// A thread that ends first gives them back (the domain's records are
+// reused); a domain destroyed first, after its map, takes them from threads
+// still running, whose end then touches nothing of it (AddressSanitizer
+// would report a use after free).
+TEST(HashTrieMapDomain, ThreadsAndDomainsMayEndInEitherOrder) {
+  test::tracked::live = 0;
+  auto mine = std::make_unique<lfcore::hazard_pointer_domain>();
+  auto m = std::make_unique<hp_map>(*mine, tiny);
+  std::size_t records_after_one_thread = 0;
+  for (int round = 0; round < 8; ++round) {
+    std::thread([&, round] {
+      m->try_emplace(round, round);
+      EXPECT_TRUE(m->contains(round));
+      m->erase(round - 1);
+    }).join();
+    if (round == 0) records_after_one_thread = mine->stats().hazard_records;
+  }
+  EXPECT_EQ(mine->stats().hazard_records, records_after_one_thread)
+      << "ended threads' hazard pointers were not reused";
+  std::atomic<int> stage{0};
+  std::thread survivor([&] {
+    m->try_emplace(100, 100);
+    EXPECT_TRUE(m->contains(100));
+    stage = 1;
+    while (stage.load() != 2) std::this_thread::yield();
+  });
+  while (stage.load() != 1) std::this_thread::yield();
+  m.reset();
+  mine.reset();
+  stage = 2;
+  survivor.join();
   EXPECT_EQ(test::tracked::live.load(), 0);
 }
 

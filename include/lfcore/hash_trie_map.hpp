@@ -964,8 +964,12 @@ private:
   // lookup cost more than the lookup: bench/results/micro/trie_domain.txt),
   // or a fresh set when the kept one is in use - a visit() callback, hash or
   // equality that calls into a map of the same type - or the thread keeps
-  // too many types in that domain. Protections are cleared when the
-  // operation ends, so nothing retired stays pinned. Guards that hold no
+  // too many types in that domain. A call from a thread_local destructor
+  // that runs after the thread's exit hook gave its sets back (an
+  // interpreter's per-thread state releasing its atoms as the thread ends)
+  // runs under a new thread id, and that id's own hook gives back what it
+  // keeps. Protections are cleared when the operation ends, so nothing
+  // retired stays pinned. Guards that hold no
   // state (RCU's) need neither keeping nor clearing: the lease is then the
   // section alone (no thread-local lookup, flag or stores per operation).
   // Always inlined: GCC 12 kept the destructor out of line, and the call it

@@ -76,8 +76,11 @@ hazard_pointer_domain::hazard_pointer_domain(config_type config) : config_(confi
 
 hazard_pointer_domain::~hazard_pointer_domain() {
   thread_registry::remove_exit_listener(this); // after this, no exit hook runs on us
+  // A plain store: by the precondition, no other thread uses the domain now.
   tearing_down_ = true;
+  // Kept objects first: their hazard pointers go back to records freed below.
   for (auto& slot : chunks_) {
+    // acquire: as in local(), the chunk's states are initialised.
     thread_state* chunk = slot.load(std::memory_order_acquire);
     if (chunk == nullptr) continue;
     for (std::size_t i = 0; i < states_per_chunk; ++i) destroy_cached_objects(chunk[i]);

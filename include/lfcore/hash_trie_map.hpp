@@ -969,11 +969,11 @@ private:
   // interpreter's per-thread state releasing its atoms as the thread ends)
   // runs under a new thread id, and that id's own hook gives back what it
   // keeps. Protections are cleared when the operation ends, so nothing
-  // retired stays pinned. Guards that hold no
-  // state (RCU's) need neither keeping nor clearing: the lease is then the
-  // section alone (no thread-local lookup, flag or stores per operation).
-  // Always inlined: GCC 12 kept the destructor out of line, and the call it
-  // cost every lookup made hits 5% slower (bench/results/lease_inline/).
+  // retired stays pinned. Guards that hold no state (RCU's) need neither
+  // keeping nor clearing: the lease is then the section alone (no
+  // thread-local lookup, flag or stores per operation). Always inlined: GCC
+  // 12 kept the destructor out of line, and the call it cost every lookup
+  // made hits 5% slower (bench/results/lease_inline/).
   static constexpr bool stateless_guards = std::is_empty_v<guard>;
   template <class Guards>
   class lease {

@@ -257,9 +257,10 @@ public:
   /// its destructor may release hazard pointers of this domain and must do
   /// nothing else with lfcore. Hazard pointers kept this way hold their
   /// records until then, so they count in H (and so in R) meanwhile: a
-  /// thread keeps 9 per hash_trie_map type it used in the domain. Wait-free: a look through the thread's few
-  /// slots, but for the first call per type, which allocates and throws what
-  /// T(*this) throws, or std::bad_alloc, keeping nothing then.
+  /// thread keeps 9 per hash_trie_map type it used in the domain.
+  /// Wait-free: a look through the thread's few slots, but for the first
+  /// call per type, which allocates and throws what T(*this) throws, or
+  /// std::bad_alloc, keeping nothing then.
   template <class T>
   T* thread_cached() {
     thread_state& ts = local();

@@ -175,20 +175,25 @@ TEST(farm_manager, throughput_contract_is_met_with_the_model_workers) {
   std::ostringstream csv;
   for (const auto& r : trace) m.write_csv_row(csv, r);
   // Judge the second half of the run (the first is the climb from one
-  // worker), period by period against the T_w measured then, and allow a
-  // fifth of the periods to be noise: one late period on this shared machine
-  // (a 2 ms sleep that took 2.5 ms under TSan) is not a manager's failure.
-  int periods = 0, met = 0, sized = 0;
+  // worker). The decisions period by period, against the T_w measured then,
+  // allowing a fifth of the periods to be noise. The contract over the whole
+  // half, tasks done / time: it is a rate, and one 50 ms period is too short
+  // a sample on this shared machine (under TSan a 2 ms sleep took 2.6-3 ms
+  // and single periods fell to 900 tasks/s while the half averaged 1780).
+  // Three workers where the model asks four gave 1399/s here and fail it.
+  int periods = 0, sized = 0;
+  double tasks = 0, seconds = 0;
   for (std::size_t i = trace.size() / 2; i + 1 < trace.size(); ++i) { // the last may be cut short
     const auto& r = trace[i];
     const unsigned want = static_cast<unsigned>(std::ceil(r.state.service_time * wanted - 1e-9));
     ++periods;
     sized += r.workers_after >= want && r.workers_after <= want + 1;
-    met += r.state.contract_met && r.state.throughput >= wanted * 0.95;
+    tasks += r.state.throughput * r.state.period;
+    seconds += r.state.period;
   }
   ASSERT_GT(periods, 4);
   EXPECT_GE(sized, periods * 4 / 5) << csv.str();
-  EXPECT_GE(met, periods * 4 / 5) << csv.str();
+  EXPECT_GE(tasks / seconds, wanted * 0.95) << csv.str();
 }
 
 // User sensors appear in the trace; a user rule of higher priority wins and

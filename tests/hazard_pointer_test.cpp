@@ -1,7 +1,9 @@
 // Unit tests of lfcore/hazard_pointer.hpp: every operation, its failure cases,
 // thread exit with pending retirements, and the domain's counters.
+#include <lfcore/detail/guard_lease.hpp>
 #include <lfcore/hazard_pointer.hpp>
 #include <lfcore/marked_ptr.hpp>
+#include <lfcore/reclamation.hpp>
 
 #include <gtest/gtest.h>
 
@@ -412,6 +414,43 @@ TEST_F(HazardPointer, ADomainMayGoBeforeTheThreadsThatKeepObjectsInIt) {
   auto next = std::make_unique<hazard_pointer_domain>(); // may take the same address
   std::thread([&] { EXPECT_NE(next->thread_cached<kept<0>>(), nullptr); }).join();
   EXPECT_EQ(kept_live.load(), 0);
+}
+
+// What a container's operation leases (detail/guard_lease.hpp).
+struct lent_guard {
+  explicit lent_guard(hazard_pointer_domain& d) : hp(make_hazard_pointer(d)) {}
+  hazard_pointer hp;
+  void reset() noexcept { hp.reset_protection(); }
+};
+using lease = lfcore::detail::guard_lease<lfcore::hazard_pointer_reclamation, lent_guard>;
+
+// A lease lends the thread's kept guard; one taken inside it (a callback
+// calling into another container) gets a fresh guard, whose end leaves the
+// outer protection in place; the outer's end clears it and frees the kept
+// guard for the next lease.
+TEST_F(HazardPointer, ALeaseLendsTheKeptGuardAndANestedLeaseAFreshOne) {
+  hazard_pointer_domain domain(eager());
+  std::atomic<node*> src{new node(1)};
+  lent_guard* kept_guard = domain.thread_cached<lent_guard>();
+  ASSERT_NE(kept_guard, nullptr);
+  {
+    lease outer(domain);
+    EXPECT_EQ(&*outer, kept_guard);
+    node* n = outer->hp.protect(src);
+    {
+      lease inner(domain);
+      EXPECT_NE(&*inner, kept_guard) << "the kept guard is in use";
+      EXPECT_EQ(inner->hp.protect(src), n);
+    }
+    src.store(nullptr);
+    n->retire({}, domain);
+    domain.reclaim();
+    EXPECT_EQ(live_nodes.load(), 1) << "the nested lease's end cleared the outer protection";
+  }
+  domain.reclaim();
+  EXPECT_EQ(live_nodes.load(), 0) << "the lease's end left its protection behind";
+  lease again(domain);
+  EXPECT_EQ(&*again, kept_guard) << "the kept guard stayed marked as in use";
 }
 
 TEST_F(HazardPointer, InvalidConfigIsRejected) {

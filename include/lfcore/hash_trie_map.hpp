@@ -161,6 +161,7 @@
 
 #include "lfcore/cache_padded.hpp"
 #include "lfcore/detail/bucket_summary.hpp"
+#include "lfcore/detail/guard_lease.hpp"
 #include "lfcore/detail/pair_leaf_policy.hpp"
 #include "lfcore/detail/prefault.hpp"
 #include "lfcore/detail/stress.hpp"
@@ -365,7 +366,7 @@ public:
     std::uint64_t hashes[prefetch_group];
     std::size_t second[prefetch_group]; // keys whose chain goes on past a leaf not theirs
     std::size_t deeper[prefetch_group]; // keys whose level's bucket leads a level further down
-    reader g(*this);
+    reader g(*domain_);
     while (first != last) {
       std::size_t n = 0;
       for (; n < prefetch_group && first != last; ++n, ++first) {
@@ -562,7 +563,7 @@ public:
                                             std::memory_order_relaxed));
     adjust_size(-1);
     try {
-      writer g(*this);
+      writer g(*domain_);
       tidy_after(leaf_hash(*l), LeafPolicy::key(*l), *g);
     } catch (const std::bad_alloc&) { // no guards: the next writer unlinks the leaf
     }
@@ -835,13 +836,13 @@ private:
   }
   template <class K>
   const_iterator find_any(const K& key) const {
-    reader g(*this);
+    reader g(*domain_);
     const leaf* l = lookup(hash_of(key), key, *g);
     return l != nullptr ? const_iterator(this, l) : end();
   }
   template <class K, class F>
   bool visit_any(const K& key, F&& f) const {
-    reader g(*this);
+    reader g(*domain_);
     const leaf* l = lookup(hash_of(key), key, *g);
     if (l == nullptr) return false;
     std::forward<F>(f)(LeafPolicy::value(*l));
@@ -850,7 +851,7 @@ private:
   template <class K>
   size_type erase_any(const K& key) {
     const std::uint64_t h = hash_of(key);
-    writer g(*this);
+    writer g(*domain_);
     for (;;) {
       const spot s = locate(h, key, *g);
       if (s.found == nullptr) return 0;
@@ -960,60 +961,11 @@ private:
   };
 
   // The guards of one operation, inside its read-side section: the set the
-  // calling thread keeps in the map's domain (taking four hazard pointers per
-  // lookup cost more than the lookup: bench/results/micro/trie_domain.txt),
-  // or a fresh set when the kept one is in use - a visit() callback, hash or
-  // equality that calls into a map of the same type - or the thread keeps
-  // too many types in that domain. A call from a thread_local destructor
-  // that runs after the thread's exit hook gave its sets back (an
-  // interpreter's per-thread state releasing its atoms as the thread ends)
-  // runs under a new thread id, and that id's own hook gives back what it
-  // keeps. Protections are cleared when the operation ends, so nothing
-  // retired stays pinned. Guards that hold no state (RCU's) need neither
-  // keeping nor clearing: the lease is then the section alone (no
-  // thread-local lookup, flag or stores per operation). Always inlined: GCC
-  // 12 kept the destructor out of line, and the call it cost every lookup
-  // made hits 5% slower (bench/results/lease_inline/).
-  static constexpr bool stateless_guards = std::is_empty_v<guard>;
+  // calling thread keeps in the map's domain, or a fresh set when that one
+  // is in use - a visit() callback, hash or equality that calls into a map
+  // of the same type (see detail/guard_lease.hpp).
   template <class Guards>
-  class lease {
-  public:
-    [[gnu::always_inline]] explicit lease(const hash_trie_map& map)
-        : section_(Reclamation::read_section()) {
-      if constexpr (stateless_guards) {
-        guards_ = &own_.emplace(*map.domain_);
-      } else {
-        // may throw std::bad_alloc the first time
-        guards_ = kept_busy ? nullptr : map.domain_->template thread_cached<Guards>();
-        if (guards_ != nullptr)
-          kept_busy = true;
-        else
-          take_fresh(*map.domain_);
-      }
-    }
-    [[gnu::always_inline]] ~lease() {
-      if constexpr (!stateless_guards) {
-        if (!own_) { // own guards clear their protections as their records go back
-          guards_->reset();
-          kept_busy = false;
-        }
-      }
-    }
-    lease(const lease&) = delete;
-    lease& operator=(const lease&) = delete;
-    Guards* operator->() noexcept { return guards_; }
-    Guards& operator*() noexcept { return *guards_; }
-
-  private:
-    // Out of line: rare, and GCC 12 inlined saw a use of own_ uninitialised.
-    [[gnu::noinline]] void take_fresh(domain_type& domain) { guards_ = &own_.emplace(domain); }
-    // Whether a lease of this thread holds kept guards of this type (of any
-    // domain). Trivially destructible: readable until the thread's very end.
-    static constinit inline thread_local bool kept_busy = false;
-    [[no_unique_address]] section section_;
-    Guards* guards_;
-    std::optional<Guards> own_;
-  };
+  using lease = detail::guard_lease<Reclamation, Guards>;
   using reader = lease<reader_guards>;
   using writer = lease<writer_guards>;
 
@@ -1533,7 +1485,7 @@ private:
   template <class K, class Make>
   std::pair<const_iterator, bool> emplace_if_absent(const K& key, Make make) {
     const std::uint64_t h = hash_of(key);
-    writer g(*this);
+    writer g(*domain_);
     unpublished_leaf fresh;
     guard keep = make_guard(); // for the returned iterator
     for (;;) {
@@ -1564,7 +1516,7 @@ private:
   // Strong guarantee, as emplace_if_absent.
   std::pair<const_iterator, bool> assign(leaf* prepared) {
     unpublished_leaf fresh(prepared);
-    writer g(*this);
+    writer g(*domain_);
     guard keep = make_guard();
     keep.reset_protection(fresh.l); // before it is published
     const auto& key = LeafPolicy::key(*fresh.l);
@@ -1629,7 +1581,7 @@ private:
   template <class K, class F, class MakeAbsent>
   std::pair<const_iterator, bool> update_or_emplace(const K& key, F& f, MakeAbsent make_absent) {
     const std::uint64_t h = hash_of(key);
-    writer g(*this);
+    writer g(*domain_);
     unpublished_leaf absent;
     guard keep = make_guard(); // for the returned iterator
     for (;;) {
@@ -2121,7 +2073,7 @@ private:
     }
   }
   const_iterator iterator_after(const position* after) const {
-    reader g(*this);
+    reader g(*domain_);
     const leaf* l = next_after(after, *g);
     return l != nullptr ? const_iterator(this, l) : end();
   }
@@ -2175,7 +2127,7 @@ public:
       // hp_ protects leaf_, and so here's key, until it takes the next leaf
       // (reused: see position).
       const position here{map_->leaf_hash(*leaf_), position_key(LeafPolicy::key(*leaf_))};
-      reader g(*map_);
+      reader g(*map_->domain_);
       if constexpr (LeafPolicy::position_key_borrows) { // a batch would hold a guard per key
         leaf_ = map_->next_after(&here, *g);
       } else {

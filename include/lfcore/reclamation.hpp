@@ -21,7 +21,8 @@
 //                       swap. R::make_guard(domain) makes one. A guard that
 //                       holds state (a hazard pointer) is costly to make, so
 //                       the domain also keeps objects per thread:
-//                       d.thread_cached<T>() (see hazard_pointer_domain).
+//                       d.thread_cached<T>() (see hazard_pointer_domain),
+//                       which detail::guard_lease lends to one operation.
 //   R::bounded_garbage  whether a reader stalled inside a section bounds the
 //                       number of retired, unreclaimed nodes.
 //

@@ -41,7 +41,10 @@
 // because segments are large, so after a burst the memory goes back to the
 // allocator except for at most max(64, 2H) segments per thread still waiting
 // for a scan (H: the domain's hazard pointers); with RCU, segments wait for a
-// grace period. reclaim() on the domain frees the caller's at once.
+// grace period. reclaim() on the domain frees the caller's at once. A thread
+// keeps the hazard pointer of its operations in the domain between them (one
+// for every queue of the domain, whatever its element type), until it ends or
+// the domain goes.
 // Exceptions: T must be nothrow move-constructible and move-assignable (an
 // element moves back out of a slot a consumer gave up on). If allocating a
 // segment throws (std::bad_alloc), push has no effect and the argument is
@@ -50,6 +53,7 @@
 
 #include "lfcore/cache_padded.hpp"
 #include "lfcore/config.hpp"
+#include "lfcore/detail/guard_lease.hpp"
 #include "lfcore/detail/stress.hpp"
 #include "lfcore/detail/uninitialized.hpp"
 #include "lfcore/reclamation.hpp"
@@ -78,6 +82,16 @@ typename Reclamation::domain_type& queue_segment_domain() {
     return Reclamation::default_domain();
   }
 }
+
+/// The one guard of a queue operation. One type for every queue of a
+/// Reclamation, so a thread keeps one in a domain however many element types
+/// its queues have (guard_lease).
+template <class Reclamation>
+struct queue_guard {
+  explicit queue_guard(typename Reclamation::domain_type& d) : hp(Reclamation::make_guard(d)) {}
+  typename Reclamation::guard hp;
+  void reset() noexcept { hp.reset_protection(); }
+};
 } // namespace detail
 
 template <class T, std::size_t SegmentSize = stress_build ? 2 : 1024,
@@ -116,10 +130,9 @@ public:
 
   /// Always succeeds, or throws std::bad_alloc with v untouched.
   void push(T&& v) {
-    [[maybe_unused]] const auto section = Reclamation::read_section();
-    auto hp = Reclamation::make_guard(*domain_);
+    lease g(*domain_);
     for (;;) {
-      segment* tail = hp.protect(*tail_);
+      segment* tail = g->hp.protect(*tail_);
       // relaxed: the FAA only hands out positions; the slot state orders the element.
       detail::stress_point();
       const std::size_t i = tail->enqueued->fetch_add(1, std::memory_order_relaxed);
@@ -167,10 +180,9 @@ public:
     return true;
   }
   std::optional<T> try_pop() {
-    [[maybe_unused]] const auto section = Reclamation::read_section();
-    auto hp = Reclamation::make_guard(*domain_);
+    lease g(*domain_);
     for (;;) {
-      segment* head = hp.protect(*head_);
+      segment* head = g->hp.protect(*head_);
       // Empty check first, so that polling an empty queue burns no positions.
       // relaxed: a stale value only costs a wasted position (or one more turn);
       // a push that happened before this call is seen by coherence.
@@ -208,7 +220,7 @@ public:
       // release: pairs with protect()'s acquire on head_.
       if (head_->compare_exchange_strong(head, next, std::memory_order_release,
                                          std::memory_order_relaxed)) {
-        hp.reset_protection();
+        g->hp.reset_protection();
         domain_->retire(head); // unreachable from head_ and tail_ now
         // Stress builds free it as early as possible (hazard pointers only: an
         // RCU domain's reclaim() waits for readers, this section among them).
@@ -219,6 +231,12 @@ public:
   }
 
 private:
+  // The section and the guard of one operation: the guard the calling thread
+  // keeps in the domain (one hazard pointer per push cost more than the push
+  // at 2 threads), or a fresh one when a move constructor or destructor of T
+  // run by the operation calls into another queue.
+  using lease = detail::guard_lease<Reclamation, detail::queue_guard<Reclamation>>;
+
   enum class slot_state : std::uint8_t { empty, full, taken };
 
   struct slot {

@@ -117,6 +117,60 @@ TYPED_TEST(UnboundedMpmcQueue, ManyThreadsExactlyOnce) {
   for (auto& s : seen) ASSERT_EQ(s.load(), 1);
 }
 
+// An element whose move reports to another queue, of another element type:
+// every queue of a Reclamation shares the guard a thread keeps.
+template <class R>
+struct reporting_move {
+  using report_queue = queue_for<R, int, 64>;
+  static inline std::atomic<long> moves{0};
+  long value = 0;
+  report_queue* reports = nullptr;
+  reporting_move(long v, report_queue* r) : value(v), reports(r) {}
+  reporting_move(reporting_move&& o) noexcept : value(o.value), reports(o.reports) {
+    ++moves;
+    reports->push(1); // std::bad_alloc would terminate: not in this test
+  }
+  reporting_move& operator=(reporting_move&& o) noexcept {
+    value = o.value;
+    reports = o.reports;
+    return *this;
+  }
+};
+
+// The move constructor runs inside push and try_pop, which hold their guard:
+// its push takes a fresh guard, and the outer operation's segment stays
+// protected (stress builds free a drained segment at once: ASan would see a
+// use after free). Nothing is lost in either queue.
+TYPED_TEST(UnboundedMpmcQueue, AnElementsMoveMayUseAnotherQueue) {
+  using element = reporting_move<TypeParam>;
+  constexpr int producers = 2, consumers = 2;
+  constexpr long per_producer = 10'000;
+  typename element::report_queue reports;
+  queue_for<TypeParam, element, 2> q;
+  element::moves = 0;
+  std::vector<std::atomic<int>> seen(producers * per_producer);
+  std::atomic<long> popped{0};
+  std::vector<std::thread> threads;
+  for (int p = 0; p < producers; ++p)
+    threads.emplace_back([&, p] {
+      for (long i = 0; i < per_producer; ++i) q.push(element(p * per_producer + i, &reports));
+    });
+  for (int c = 0; c < consumers; ++c)
+    threads.emplace_back([&] {
+      while (popped.load() < producers * per_producer)
+        if (auto v = q.try_pop()) {
+          seen[static_cast<std::size_t>(v->value)]++;
+          popped++;
+        }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& s : seen) ASSERT_EQ(s.load(), 1);
+  long reported = 0;
+  while (reports.try_pop()) ++reported;
+  EXPECT_GE(reported, 2 * producers * per_producer) << "a push and a pop move each element";
+  EXPECT_EQ(reported, element::moves.load());
+}
+
 TYPED_TEST(UnboundedMpmcQueue, DrainedSegmentsGoBackToTheAllocator) {
   auto& domain = private_domain<TypeParam>();
   queue_for<TypeParam, long, 16> q(domain);

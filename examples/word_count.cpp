@@ -2,8 +2,9 @@
 // into one lfcore::hash_trie_map, in the two ways the map offers:
 // * a count kept in place: the value holds a mutable std::atomic bumped
 //   through visit() (an element never moves while it is in the map), and
-//   try_emplace() from the word's std::string_view inserts a word seen for
-//   the first time - the only time a std::string is built;
+//   try_emplace_and_visit() from the word's std::string_view inserts a word
+//   seen for the first time - the only time a std::string is built - or
+//   bumps the element another thread inserted meanwhile;
 // * upsert(word, f, 1): read-copy-update, one new element per count. It is
 //   the general tool (values replaced whole: records, strings), and the
 //   slower one for counters (bench/results/README.md, "Counting").
@@ -56,10 +57,13 @@ using upserted_counts = lfcore::hash_trie_map<std::string, long, text_hash, std:
 void count_in_place(in_place_counts& counts, std::string_view word) {
   // relaxed: a count orders nothing else; the pool's join publishes them.
   const auto bump = [](const auto& kv) { kv.second.n.fetch_add(1, std::memory_order_relaxed); };
-  // A pass fails only when visit missed and another thread's try_emplace won
-  // (lock-free); nothing erases here, so the next visit finds that element.
-  while (!counts.visit(word, bump))
-    if (counts.try_emplace(word, 1).second) return; // else another thread inserted it: bump that
+  if (counts.visit(word, bump)) return; // a word seen before: a read-only search
+  counts.try_emplace_and_visit(
+      word,
+      [&](const auto& kv, bool inserted) {
+        if (!inserted) bump(kv);
+      },
+      1L);
 }
 
 void count_by_upsert(upserted_counts& counts, std::string_view word) {

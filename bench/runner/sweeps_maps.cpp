@@ -407,7 +407,12 @@ using lf_map =
 template <class Map>
 struct lf_handle {
   Map& m;
-  bool insert(const typename Map::key_type& k, u64 v) { return m.insert({k, v}).second; }
+  // The map's insert-if-absent that returns no iterator (an iterator takes a
+  // hazard pointer of its own), as the peers' bool inserts.
+  bool insert(const typename Map::key_type& k, u64 v) {
+    return m.try_emplace_and_visit(
+        k, [](const typename Map::value_type&, bool) {}, v);
+  }
   bool find(const typename Map::key_type& k, u64& v) const {
     return m.visit(k, [&](const typename Map::value_type& kv) { v = kv.second; });
   }
@@ -437,7 +442,10 @@ struct in_place_count {
 using lf_counting_map = lfcore::hash_trie_map<u64, in_place_count>;
 struct lf_counting_handle {
   lf_counting_map& m;
-  bool insert(u64 k, u64 v) { return m.try_emplace(k, v).second; }
+  bool insert(u64 k, u64 v) {
+    return m.try_emplace_and_visit(
+        k, [](const auto&, bool) {}, v);
+  }
   // relaxed: a count orders nothing else (as the peers' adds below).
   bool find(u64 k, u64& v) const {
     return m.visit(k, [&](const auto& kv) { v = kv.second.n.load(std::memory_order_relaxed); });
@@ -445,8 +453,13 @@ struct lf_counting_handle {
   bool erase(u64 k) { return m.erase(k) == 1; }
   void add(u64 k) {
     const auto count = [](const auto& kv) { kv.second.n.fetch_add(1, std::memory_order_relaxed); };
-    while (!m.visit(k, count))
-      if (m.try_emplace(k, 1).second) return;
+    if (m.visit(k, count)) return; // a read-only search for the usual case
+    m.try_emplace_and_visit(
+        k,
+        [&](const auto& kv, bool inserted) {
+          if (!inserted) count(kv);
+        },
+        1);
   }
 };
 

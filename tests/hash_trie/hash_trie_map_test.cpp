@@ -230,6 +230,44 @@ TYPED_TEST(HashTrieMap, TryEmplaceConstructsOnlyWhenAbsent) {
   EXPECT_EQ(*m.find(4)->second.p, 40);
 }
 
+// try_emplace_and_visit: f sees the element the key holds after the call
+// and whether the call inserted it; a present key builds nothing; if f
+// throws, an insertion it was told of stands and nothing else changes.
+TYPED_TEST(HashTrieMap, TryEmplaceAndVisitShowsTheElementTheKeyHolds) {
+  map_for<TypeParam, long, test::move_only> m(tiny);
+  long seen = 0;
+  int calls = 0;
+  const auto look = [&](const auto& kv, bool inserted) {
+    ++calls;
+    seen = inserted ? *kv.second.p : -*kv.second.p;
+  };
+  EXPECT_TRUE(m.try_emplace_and_visit(3, look, 30));
+  EXPECT_EQ(seen, 30);
+  test::move_only v(31);
+  EXPECT_FALSE(m.try_emplace_and_visit(3, look, std::move(v)));
+  EXPECT_EQ(seen, -30);
+  EXPECT_NE(v.p, nullptr) << "a present key builds nothing";
+  EXPECT_EQ(calls, 2);
+  const auto fail = [](const auto&, bool) { throw std::runtime_error("f"); };
+  EXPECT_THROW(m.try_emplace_and_visit(4, fail, 40), std::runtime_error);
+  ASSERT_TRUE(m.contains(4)) << "the insertion f was told of stands";
+  EXPECT_EQ(*m.find(4)->second.p, 40);
+  EXPECT_THROW(m.try_emplace_and_visit(3, fail, 32), std::runtime_error);
+  EXPECT_EQ(*m.find(3)->second.p, 30);
+  EXPECT_EQ(m.size(), 2u);
+
+  map_for<TypeParam, std::string, int, string_hash, string_equal> s;
+  const std::string_view alpha = "alpha";
+  EXPECT_TRUE(s.try_emplace_and_visit(
+      alpha, [](const auto& kv, bool) { EXPECT_EQ(kv.first, "alpha"); }, 1));
+  std::string beta = "beta";
+  EXPECT_TRUE(s.try_emplace_and_visit(
+      std::move(beta), [](const auto&, bool) {}, 2));
+  EXPECT_FALSE(s.try_emplace_and_visit(
+      std::string("beta"), [](const auto& kv, bool) { EXPECT_EQ(kv.second, 2); }, 3));
+  EXPECT_EQ(s.size(), 2u);
+}
+
 TYPED_TEST(HashTrieMap, UpdateReplacesAPresentValueByAFunctionOfIt) {
   map_for<TypeParam, long, std::string> m(tiny);
   int calls = 0;
@@ -1725,6 +1763,69 @@ TYPED_TEST(HashTrieMap, ACallbackMayCallIntoTheMap) {
     EXPECT_TRUE(visited);
   }
   EXPECT_EQ(m.size(), 32u);
+}
+
+// The element f is shown stays readable while f erases it and reclamation
+// runs: the one found (the search's guard) and the one just inserted (kept
+// from before it was published). An unprotected element would be destroyed
+// under f: the live count would drop.
+TYPED_TEST(HashTrieMap, TryEmplaceAndVisitKeepsTheElementForItsCallback) {
+  test::tracked::live = 0;
+  {
+    map_for<TypeParam, long, test::tracked> m(tiny);
+    for (long k = 0; k < 64; k += 2) m.try_emplace(k, k);
+    for (long k = 0; k < 64; ++k) {
+      const bool inserted = m.try_emplace_and_visit(
+          k,
+          [&](const auto& kv, bool fresh) {
+            EXPECT_EQ(fresh, k % 2 == 1);
+            // (RCU cannot wait inside its read-side section: it frees nothing here)
+            constexpr bool reclaims = TypeParam::bounded_garbage;
+            if constexpr (reclaims) TypeParam::default_domain().reclaim(); // the last key's
+            const long live = test::tracked::live.load();
+            EXPECT_EQ(m.erase(k), 1u);
+            if constexpr (reclaims) TypeParam::default_domain().reclaim();
+            EXPECT_EQ(test::tracked::live.load(), live) << "freed under the callback";
+            EXPECT_EQ(kv.second.value, k);
+          },
+          k);
+      EXPECT_EQ(inserted, k % 2 == 1);
+    }
+    EXPECT_EQ(m.size(), 0u);
+  }
+  TypeParam::default_domain().reclaim(); // outside any section: RCU's waits for its readers
+  EXPECT_EQ(test::tracked::live.load(), 0);
+}
+
+// Threads race try_emplace_and_visit on the same keys: one insert per key,
+// and every callback sees the winner's value, whole.
+TYPED_TEST(HashTrieMap, ConcurrentTryEmplaceAndVisitAgreeOnOneElement) {
+  map_for<TypeParam, long, long> m(hash_trie_config{2, 2, 6, true, 2, true});
+  constexpr int threads = 4;
+  constexpr long keys = 3000;
+  std::vector<std::atomic<int>> winners(keys);
+  std::vector<std::vector<long>> saw(threads, std::vector<long>(keys));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (long k = 0; k < keys; ++k) {
+        const bool inserted = m.try_emplace_and_visit(
+            k,
+            [&](const auto& kv, bool) {
+              saw[static_cast<std::size_t>(t)][static_cast<std::size_t>(k)] = kv.second;
+            },
+            k * 1000 + t);
+        if (inserted) winners[static_cast<std::size_t>(k)]++;
+      }
+    });
+  for (auto& th : pool) th.join();
+  for (long k = 0; k < keys; ++k) {
+    ASSERT_EQ(winners[static_cast<std::size_t>(k)].load(), 1) << k;
+    const long value = m.find(k)->second;
+    ASSERT_EQ(value / 1000, k);
+    for (int t = 0; t < threads; ++t)
+      ASSERT_EQ(saw[static_cast<std::size_t>(t)][static_cast<std::size_t>(k)], value) << k;
+  }
 }
 
 // ------------------------------------------------- a domain of the map's own

@@ -309,8 +309,9 @@ atom atom_table::get(std::string_view text, bool counted) {
       },
       counted ? std::uint32_t(1) : permanent_bit, impl_->arena);
   if (entry != nullptr) return atom(entry);
+  // The text's atom was dead, being collected: take it again with an
+  // iterator to help unlink it (its collector may stall), then retry.
   for (;;) {
-    // Dead: being collected. Help unlink it (its collector may stall), then retry.
     auto [it, inserted] =
         atoms.try_emplace(text, counted ? std::uint32_t(1) : permanent_bit, impl_->arena);
     if (inserted || claim(*it, counted)) return atom(&*it);

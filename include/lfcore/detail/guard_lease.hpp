@@ -2,8 +2,9 @@
 // inside its read-side section.
 //
 // Taking hazard pointers costs more than a short operation (four per trie
-// lookup, one per queue push: bench/results/micro/trie_domain.txt), so a
-// lease lends the set of Guards the calling thread keeps in the domain
+// lookup, bench/results/micro/trie_domain.txt; one per queue push,
+// bench/results/queue_kept_guard/ab.md), so a lease lends the set of Guards
+// the calling thread keeps in the domain
 // (hazard_pointer_domain::thread_cached), and takes a fresh set only when
 // the kept one is in use - a callback, hash, equality, move constructor or
 // destructor run by the operation that calls into a container using the

@@ -92,7 +92,8 @@ TEST(farm_manager, stepped_arrivals_converge_to_the_model_without_oscillating) {
   for (const phase& p : phases) {
     const unsigned phase_want = predicted(trace, p);
     const double settled = p.from + (p.to - p.from) * 2 / 3; // the last third of the phase
-    int periods = 0, met = 0, judged = 0, sized = 0;
+    int periods = 0, judged = 0, sized = 0;
+    double tasks = 0, seconds = 0;
     // A period that missed the contract (a stall of this shared machine, or of
     // qemu's emulation) rightly makes the manager grow, in it and the next,
     // and R4 then holds that size for hold_periods: those are not judged
@@ -101,7 +102,8 @@ TEST(farm_manager, stepped_arrivals_converge_to_the_model_without_oscillating) {
     for (const auto& r : trace) {
       if (r.state.time <= settled || r.state.time > p.to) continue;
       ++periods;
-      met += r.state.contract_met;
+      tasks += r.state.throughput * r.state.period;
+      seconds += r.state.period;
       if (!r.state.contract_met) unjudged = 2 + mo.hold_periods;
       if (unjudged > 0) {
         --unjudged;
@@ -124,7 +126,11 @@ TEST(farm_manager, stepped_arrivals_converge_to_the_model_without_oscillating) {
     // This machine is shared: a burst of noise can cost a period or two more.
     EXPECT_GE(sized, judged * 4 / 5) << "want about " << phase_want << " and the margins\n"
                                      << csv.str();
-    EXPECT_GE(met, periods * 4 / 5) << csv.str();
+    // Keeping up, judged as a rate over the last third (period by period,
+    // the CI saw TSan's stalls miss a fifth of the periods of a test below):
+    // 0.998-1.002 of the arrivals here; 0.70 with the farm capped at 3
+    // workers, where the 500 us phase needs 5.
+    EXPECT_GE(tasks / seconds * p.gap, 0.95) << csv.str();
   }
   // The goal is one reversal per step (the start from one worker is a step
   // too), measured by the benchmark; the test fails on oscillation: twice that.

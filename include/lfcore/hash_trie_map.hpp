@@ -208,6 +208,60 @@ inline constexpr bool is_transparent_v<T, std::void_t<typename T::is_transparent
 // T = void, where const T& could not even be named.
 template <class F, class T>
 inline constexpr bool is_updater_v = std::is_invocable_v<F&, std::add_lvalue_reference_t<const T>>;
+
+// The guards of a trie operation. Types of the Reclamation alone, not of
+// the map: every hash_trie_map of a domain shares the two sets a thread
+// keeps there (hazard_pointer_domain keeps 4 types per thread, and a set
+// per map type had sent a thread's third map type back to taking its
+// hazard pointers every operation).
+//
+// A traversal hands a protection from one guard to the next by storing the
+// pointer again (reset_protection while another guard holds it), never by
+// swapping the guards. A swap moves their record pointers through memory;
+// GCC turns the swap of two adjacent guards into one 16-byte load, shuffle
+// and store, the next step's 8-byte load of a record pointer cannot be
+// forwarded from that store, and waits for it to retire - behind the
+// current leaf's cache miss. That serialized the misses of consecutive
+// lookups: 2.4 against 3.3 Mops/s of hits at 1e7 keys (bench/results/README.md).
+template <class Reclamation>
+struct trie_reader_guards {
+  using guard = typename Reclamation::guard;
+  explicit trie_reader_guards(typename Reclamation::domain_type& d)
+      : anchor(Reclamation::make_guard(d)), run(Reclamation::make_guard(d)),
+        cur(Reclamation::make_guard(d)), next(Reclamation::make_guard(d)) {}
+  guard anchor; // owner of the last unmarked link: a leaf, or a level
+  guard run;    // the leaf that link points to
+  guard cur;
+  guard next;
+  void reset() noexcept {
+    anchor.reset_protection();
+    run.reset_protection();
+    cur.reset_protection();
+    next.reset_protection();
+  }
+};
+template <class Reclamation>
+struct trie_writer_guards {
+  using guard = typename Reclamation::guard;
+  explicit trie_writer_guards(typename Reclamation::domain_type& d)
+      : prev(Reclamation::make_guard(d)), cur(Reclamation::make_guard(d)),
+        next(Reclamation::make_guard(d)), level(Reclamation::make_guard(d)),
+        up(Reclamation::make_guard(d)), made(Reclamation::make_guard(d)) {}
+  guard prev;
+  guard cur;
+  guard next;
+  guard level; // the hash node being searched (none for the root)
+  guard up;    // the level above it, whose bucket detach() swings
+  guard made;  // an element made to be inserted, from before it is published
+  void reset() noexcept {
+    prev.reset_protection();
+    cur.reset_protection();
+    next.reset_protection();
+    level.reset_protection();
+    up.reset_protection();
+    made.reset_protection();
+  }
+};
 } // namespace detail
 
 template <class Key, class T, class Hash = std::hash<Key>, class KeyEqual = std::equal_to<Key>,
@@ -934,52 +988,13 @@ private:
   static guard make_guard(domain_type& d) { return Reclamation::make_guard(d); }
   guard make_guard() const { return make_guard(*domain_); }
 
-  // A traversal hands a protection from one guard to the next by storing the
-  // pointer again (reset_protection while another guard holds it), never by
-  // swapping the guards. A swap moves their record pointers through memory;
-  // GCC turns the swap of two adjacent guards into one 16-byte load, shuffle
-  // and store, the next step's 8-byte load of a record pointer cannot be
-  // forwarded from that store, and waits for it to retire - behind the
-  // current leaf's cache miss. That serialized the misses of consecutive
-  // lookups: 2.4 against 3.3 Mops/s of hits at 1e7 keys (bench/results/README.md).
-  struct reader_guards {
-    explicit reader_guards(domain_type& d)
-        : anchor(make_guard(d)), run(make_guard(d)), cur(make_guard(d)), next(make_guard(d)) {}
-    guard anchor; // owner of the last unmarked link: a leaf, or a level
-    guard run;    // the leaf that link points to
-    guard cur;
-    guard next;
-    void reset() noexcept {
-      anchor.reset_protection();
-      run.reset_protection();
-      cur.reset_protection();
-      next.reset_protection();
-    }
-  };
-  struct writer_guards {
-    explicit writer_guards(domain_type& d)
-        : prev(make_guard(d)), cur(make_guard(d)), next(make_guard(d)), level(make_guard(d)),
-          up(make_guard(d)), made(make_guard(d)) {}
-    guard prev;
-    guard cur;
-    guard next;
-    guard level; // the hash node being searched (none for the root)
-    guard up;    // the level above it, whose bucket detach() swings
-    guard made;  // an element made to be inserted, from before it is published
-    void reset() noexcept {
-      prev.reset_protection();
-      cur.reset_protection();
-      next.reset_protection();
-      level.reset_protection();
-      up.reset_protection();
-      made.reset_protection();
-    }
-  };
+  using reader_guards = detail::trie_reader_guards<Reclamation>;
+  using writer_guards = detail::trie_writer_guards<Reclamation>;
 
   // The guards of one operation, inside its read-side section: the set the
   // calling thread keeps in the map's domain, or a fresh set when that one
   // is in use - a visit() callback, hash or equality that calls into a map
-  // of the same type (see detail/guard_lease.hpp).
+  // (see detail/guard_lease.hpp).
   template <class Guards>
   using lease = detail::guard_lease<Reclamation, Guards>;
   using reader = lease<reader_guards>;

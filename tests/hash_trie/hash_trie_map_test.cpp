@@ -1960,6 +1960,31 @@ TEST(HashTrieMapDomain, ThreadsShareMapsOfTwoDomains) {
   EXPECT_EQ(test::tracked::live.load(), 0);
 }
 
+// Maps of any number of types share the two guard sets a thread keeps in
+// their domain: after five map types, two of the domain's four kept types
+// are still free (a set per map type had filled them with the second type,
+// and sent the third to taking hazard pointers every operation).
+template <int N>
+struct kept_probe {
+  explicit kept_probe(lfcore::hazard_pointer_domain&) {}
+};
+TEST(HashTrieMapDomain, MapsOfEveryTypeShareTheGuardsTheirThreadKeeps) {
+  static_assert(lfcore::hazard_pointer_domain::thread_cache_capacity == 4);
+  lfcore::hazard_pointer_domain domain;
+  const auto use = [&](auto&& m, auto key, auto value) {
+    EXPECT_TRUE(m.try_emplace(key, value).second);
+    EXPECT_TRUE(m.contains(key));
+  };
+  use(lfcore::hash_trie_map<long, long>(domain, tiny), 1L, 1L);
+  use(lfcore::hash_trie_map<long, int>(domain, tiny), 1L, 1);
+  use(lfcore::hash_trie_map<int, int>(domain, tiny), 1, 1);
+  use(lfcore::hash_trie_map<long, std::string>(domain, tiny), 1L, std::string("one"));
+  use(lfcore::hash_trie_map<std::string, long>(domain, tiny), std::string("one"), 1L);
+  EXPECT_NE(domain.thread_cached<kept_probe<0>>(), nullptr);
+  EXPECT_NE(domain.thread_cached<kept_probe<1>>(), nullptr);
+  EXPECT_EQ(domain.thread_cached<kept_probe<2>>(), nullptr) << "the maps keep two types";
+}
+
 // Each thread keeps its operations' hazard pointers in the map's domain.
 // A thread that ends first gives them back (the domain's records are
 // reused); a domain destroyed first, after its map, takes them from threads

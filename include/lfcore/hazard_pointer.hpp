@@ -257,7 +257,10 @@ public:
   /// its destructor may release hazard pointers of this domain and must do
   /// nothing else with lfcore. Hazard pointers kept this way hold their
   /// records until then, so they count in H (and so in R) meanwhile: a
-  /// thread keeps 9 per hash_trie_map type it used in the domain.
+  /// thread keeps 10 for all the hash_trie_maps it used in the domain, and
+  /// 1 for its unbounded_mpmc_queues. Key T on what it holds, not on the
+  /// container's type, so that every instantiation shares one of the few
+  /// slots (detail::trie_reader_guards<R>, detail::queue_guard<R>).
   /// Wait-free: a look through the thread's few slots, but for the first
   /// call per type, which allocates and throws what T(*this) throws, or
   /// std::bad_alloc, keeping nothing then.

@@ -211,9 +211,10 @@ inline constexpr bool is_updater_v = std::is_invocable_v<F&, std::add_lvalue_ref
 
 // The guards of a trie operation. Types of the Reclamation alone, not of
 // the map: every hash_trie_map of a domain shares the two sets a thread
-// keeps there (hazard_pointer_domain keeps 4 types per thread, and a set
-// per map type had sent a thread's third map type back to taking its
-// hazard pointers every operation).
+// keeps there (hazard_pointer_domain keeps 4 types per thread; with a set
+// per map type, the map types a thread used after the first two took their
+// hazard pointers from the domain every operation, 2.7x-3x slower lookups:
+// bench/results/shared_trie_guards/).
 //
 // A traversal hands a protection from one guard to the next by storing the
 // pointer again (reset_protection while another guard holds it), never by

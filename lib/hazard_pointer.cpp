@@ -304,6 +304,8 @@ void hazard_pointer_domain::on_thread_exit(thread_registry::id_type id) noexcept
 void hazard_pointer_domain::destroy_cached_objects(thread_state& ts) noexcept {
   for (detail::cached_object& c : ts.cached_objects) {
     if (c.type == nullptr) break;
+    // c.destroy is read before the exchange empties the slot: a call's
+    // function is sequenced before its arguments (C++17).
     c.destroy(std::exchange(c, {}).object);
   }
 }

@@ -112,9 +112,15 @@ void* lfht_search(lfht_head* head, void* key) {
 void* lfht_insert(lfht_head* head, void* key, void* value) {
   if (misuse(head, key, value)) return nullptr;
   try {
-    auto [it, inserted] = head->map.try_emplace(c_key{key, &head->cb}, value, key, &head->cb);
-    if (inserted) it->second.own_key(); // it protects the element meanwhile
-    return it->second.value();
+    void* held = nullptr;
+    head->map.try_emplace_and_visit(
+        c_key{key, &head->cb},
+        [&](const table::value_type& kv, bool inserted) { // kv is protected meanwhile
+          if (inserted) kv.second.own_key();
+          held = kv.second.value();
+        },
+        value, key, &head->cb);
+    return held;
   } catch (const std::bad_alloc&) {
     errno = ENOMEM;
     return nullptr;
@@ -123,15 +129,15 @@ void* lfht_insert(lfht_head* head, void* key, void* value) {
 
 void* lfht_remove(lfht_head* head, void* key) {
   if (misuse(head, key)) return nullptr;
-  // Erase the very element we read, so that the value returned is the one
-  // this call removed; retry if it was replaced or removed meanwhile. Only
-  // find can throw: erase(it) does not once it took effect.
+  // The value returned is the one this call removed: erase_if erases the
+  // element its predicate saw last. It throws only before taking effect.
   try {
-    for (;;) {
-      table::const_iterator it = head->map.find(c_key{key, &head->cb});
-      if (it == head->map.end()) return nullptr;
-      if (head->map.erase(it) == 1) return it->second.value();
-    }
+    void* removed = nullptr;
+    const bool erased = head->map.erase_if(c_key{key, &head->cb}, [&](const table::value_type& kv) {
+      removed = kv.second.value();
+      return true;
+    });
+    return erased ? removed : nullptr;
   } catch (const std::bad_alloc&) {
     errno = ENOMEM;
     return nullptr;

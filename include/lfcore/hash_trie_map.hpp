@@ -616,9 +616,24 @@ public:
     return upsert_any(std::forward<K>(k), f, std::forward<Args>(args)...);
   }
   /// Removes the key; returns 1 if this call removed it, else 0.
-  size_type erase(const Key& key) { return erase_any(key); }
+  size_type erase(const Key& key) { return erase_any(key, any_element); }
   template <class K>
-  requires transparent size_type erase(const K& key) { return erase_any(key); }
+  requires transparent size_type erase(const K& key) { return erase_any(key, any_element); }
+  /// Removes the key's element if pred(const value_type&) returns true for
+  /// it, and returns 1; 0 if the key is absent or pred said no. pred runs
+  /// while the element is protected, and runs again (on what the key holds
+  /// then) if another thread erased or replaced the element, or linked a leaf
+  /// after it, before this call's erase took effect: the element erased is
+  /// the one the last call of pred approved. So pred may run more than once
+  /// and must not keep references. If pred throws, nothing is erased. As
+  /// find() then erase(it), without the iterator's own hazard pointer
+  /// (Boost's concurrent_flat_map::erase_if(k, f), libcuckoo's erase_fn).
+  template <class Pred>
+  size_type erase_if(const Key& key, Pred pred) {
+    return erase_any(key, pred);
+  }
+  template <class K, class Pred>
+  requires transparent size_type erase_if(const K& key, Pred pred) { return erase_any(key, pred); }
   /// Removes the element pos refers to if it is still in the map (not erased
   /// or replaced since pos reached it); returns 1 if this call removed it.
   /// pos stays valid. Precondition: pos is an iterator of this map, not end().
@@ -917,13 +932,14 @@ private:
     std::forward<F>(f)(LeafPolicy::value(*l));
     return true;
   }
-  template <class K>
-  size_type erase_any(const K& key) {
+  static constexpr auto any_element = [](const value_type&) { return true; };
+  template <class K, class Pred>
+  size_type erase_any(const K& key, Pred&& pred) {
     const std::uint64_t h = hash_of(key);
     writer g(*domain_);
     for (;;) {
       const spot s = locate(h, key, *g);
-      if (s.found == nullptr) return 0;
+      if (s.found == nullptr || !pred(LeafPolicy::value(*s.found))) return 0; // g.cur protects it
       word expected = s.found_next;
       // [trie.mark] the linearization point of erase; readers test the mark
       // ([trie.read]). release: our reads of the leaf come before it.

@@ -2,16 +2,14 @@
 //
 // The input chooses the trie's shape (root and level widths, chain threshold,
 // compression) and a program of calls: every modifier (update and upsert
-// too), lookups, successor, erase_if, and up to four iterators held across
-// the other calls, which must keep their element readable (with the value
-// they reached) after it was erased or replaced and reclaimed, advance to its
-// successor in the current contents, and erase it only if it is still the
-// element they reached.
-// Keys are placed (placed_hash.hpp) so that few bytes build towers of levels
-// that compression takes down again and chains of fully colliding keys.
-// The input can also make the next call's KeyEqual or allocation throw at
-// its k-th use: a call that throws must have changed nothing (the map equals
-// the model) and leaked nothing (every element is destroyed by the end).
+// too), lookups, successor, erase_if (of the map and of a key), and up to four iterators held
+// across the other calls, which must keep their element readable (with the value they reached)
+// after it was erased or replaced and reclaimed, advance to its successor in the current contents,
+// and erase it only if it is still the element they reached. Keys are placed (placed_hash.hpp) so
+// that few bytes build towers of levels that compression takes down again and chains of fully
+// colliding keys. The input can also make the next call's KeyEqual or allocation throw at its k-th
+// use: a call that throws must have changed nothing (the map equals the model) and leaked nothing
+// (every element is destroyed by the end).
 #include "../placed_hash.hpp"
 #include "fuzz_input.hpp"
 
@@ -230,10 +228,25 @@ private:
       inserted(k, map_.emplace(k, value(v)), v, false);
       break;
     }
-    case 4: { // erase(key)
+    case 4: { // erase(key), or erase_if(key, pred): pred runs once, on a present key
       const key k = next_key();
-      const std::size_t erased = map_.erase(k);
-      FUZZ_CHECK(erased == model_.erase(position_of(k)));
+      const auto m = model_.find(position_of(k));
+      const bool present = m != model_.end();
+      if (in_.coin()) {
+        FUZZ_CHECK(map_.erase(k) == (present ? 1u : 0u));
+        if (present) model_.erase(m);
+        break;
+      }
+      const std::uint64_t mod = 2 + in_.below(3), rest = in_.below(2);
+      int calls = 0;
+      const std::size_t erased = map_.erase_if(k, [&](const auto& kv) {
+        ++calls;
+        FUZZ_CHECK(kv.second.get() == m->second.value);
+        return kv.second.get() % mod == rest;
+      });
+      FUZZ_CHECK(calls == (present ? 1 : 0));
+      FUZZ_CHECK(erased == (present && m->second.value % mod == rest ? 1u : 0u));
+      if (erased == 1) model_.erase(m);
       break;
     }
     case 5: { // find, kept in a slot

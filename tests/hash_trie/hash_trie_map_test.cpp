@@ -442,9 +442,38 @@ TYPED_TEST(HashTrieMap, CountsKeptInPlaceThroughVisitLoseNoIncrement) {
   EXPECT_EQ(total, threads * per_thread);
 }
 
+TYPED_TEST(HashTrieMap, EraseIfErasesOnlyWhatItsPredicateApproves) {
+  map_for<TypeParam, long, test::move_only> m(tiny);
+  for (long k = 0; k < 8; ++k) m.try_emplace(k, k * 10);
+  int calls = 0;
+  const auto is = [&](long want) {
+    return [&calls, want](const auto& kv) {
+      ++calls;
+      return *kv.second.p == want;
+    };
+  };
+  EXPECT_EQ(m.erase_if(3, is(31)), 0u);
+  EXPECT_EQ(calls, 1);
+  ASSERT_TRUE(m.contains(3)) << "a key whose predicate said no stays";
+  EXPECT_EQ(m.erase_if(3, is(30)), 1u);
+  EXPECT_FALSE(m.contains(3));
+  EXPECT_EQ(m.erase_if(3, is(30)), 0u);
+  EXPECT_EQ(calls, 2) << "an absent key runs no predicate";
+  const auto fail = [](const auto&) -> bool { throw std::runtime_error("pred"); };
+  EXPECT_THROW(m.erase_if(4, fail), std::runtime_error);
+  EXPECT_TRUE(m.contains(4)) << "a throwing predicate erases nothing";
+  EXPECT_EQ(m.size(), 7u);
+
+  map_for<TypeParam, std::string, int, string_hash, string_equal> s{{"alpha", 1}, {"beta", 2}};
+  EXPECT_EQ(s.erase_if(std::string_view("alpha"), [](const auto& kv) { return kv.second == 1; }),
+            1u);
+  EXPECT_EQ(s.erase_if(std::string("beta"), [](const auto&) { return false; }), 0u);
+  EXPECT_EQ(s.size(), 1u);
+}
+
 // Two threads increment every key by update() while a third erases each key
-// once, by erase(it) of the element it found (so it learns the count it
-// erased). An update never inserts, so no key comes back, and a key's
+// once, by erase(it) of the element it found or by erase_if (so it learns the
+// count it erased). An update never inserts, so no key comes back, and a key's
 // successful updates are exactly the count erased with it: one that
 // reported success after the erase, or that was lost, breaks the equality.
 TYPED_TEST(HashTrieMap, UpdatesRacingErasesNeverBringAKeyBack) {
@@ -465,6 +494,16 @@ TYPED_TEST(HashTrieMap, UpdatesRacingErasesNeverBringAKeyBack) {
     pool.emplace_back([&] {
       for (long k = keys - 1; k >= 0; --k)
         for (;;) {
+          if (k % 2 == 1) { // erase_if: the count its predicate saw last
+            long seen = -1;
+            const auto last_seen = [&](const auto& kv) {
+              seen = kv.second;
+              return true;
+            };
+            ASSERT_EQ(m.erase_if(k, last_seen), 1u) << "key " << k << " gone before its erase";
+            erased_count[static_cast<std::size_t>(k)] = seen;
+            break;
+          }
           const auto it = m.find(k);
           ASSERT_NE(it, m.end()) << "key " << k << " gone before its erase";
           if (m.erase(it) == 1) {

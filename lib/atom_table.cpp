@@ -298,6 +298,7 @@ atom atom_table::get(std::string_view text, bool counted) {
   if (text.size() > max_length)
     throw std::length_error("atom_table: text longer than atom_table::max_length");
   trie& atoms = impl_->atoms;
+  const std::uint32_t state = counted ? std::uint32_t(1) : permanent_bit; // of a new atom
   // One search; the text is copied only if it is absent. The element is
   // claimed while the search still protects it: no iterator, whose hazard
   // pointer cost 8% of an intern (bench/results/try_emplace_and_visit/).
@@ -307,13 +308,12 @@ atom atom_table::get(std::string_view text, bool counted) {
       [&](const atom_entry& e, bool inserted) {
         if (inserted || claim(e, counted)) entry = &e;
       },
-      counted ? std::uint32_t(1) : permanent_bit, impl_->arena);
+      state, impl_->arena);
   if (entry != nullptr) return atom(entry);
   // The text's atom was dead, being collected: take it again with an
   // iterator to help unlink it (its collector may stall), then retry.
   for (;;) {
-    auto [it, inserted] =
-        atoms.try_emplace(text, counted ? std::uint32_t(1) : permanent_bit, impl_->arena);
+    auto [it, inserted] = atoms.try_emplace(text, state, impl_->arena);
     if (inserted || claim(*it, counted)) return atom(&*it);
     atoms.erase(it);
   }

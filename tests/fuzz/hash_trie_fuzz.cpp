@@ -2,14 +2,16 @@
 //
 // The input chooses the trie's shape (root and level widths, chain threshold,
 // compression) and a program of calls: every modifier (update and upsert
-// too), lookups, successor, erase_if (of the map and of a key), and up to four iterators held
-// across the other calls, which must keep their element readable (with the value they reached)
-// after it was erased or replaced and reclaimed, advance to its successor in the current contents,
-// and erase it only if it is still the element they reached. Keys are placed (placed_hash.hpp) so
-// that few bytes build towers of levels that compression takes down again and chains of fully
-// colliding keys. The input can also make the next call's KeyEqual or allocation throw at its k-th
-// use: a call that throws must have changed nothing (the map equals the model) and leaked nothing
-// (every element is destroyed by the end).
+// too), lookups, successor, erase_if (of the map and of one key), and up to
+// four iterators held across the other calls, which must keep their element
+// readable (with the value they reached) after it was erased or replaced and
+// reclaimed, advance to its successor in the current contents, and erase it
+// only if it is still the element they reached.
+// Keys are placed (placed_hash.hpp) so that few bytes build towers of levels
+// that compression takes down again and chains of fully colliding keys.
+// The input can also make the next call's KeyEqual or allocation throw at
+// its k-th use: a call that throws must have changed nothing (the map equals
+// the model) and leaked nothing (every element is destroyed by the end).
 #include "../placed_hash.hpp"
 #include "fuzz_input.hpp"
 

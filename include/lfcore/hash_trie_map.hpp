@@ -247,20 +247,23 @@ struct trie_writer_guards {
   explicit trie_writer_guards(typename Reclamation::domain_type& d)
       : prev(Reclamation::make_guard(d)), cur(Reclamation::make_guard(d)),
         next(Reclamation::make_guard(d)), level(Reclamation::make_guard(d)),
-        up(Reclamation::make_guard(d)), made(Reclamation::make_guard(d)) {}
+        up(Reclamation::make_guard(d)), held(Reclamation::make_guard(d)) {}
   guard prev;
   guard cur;
   guard next;
   guard level; // the hash node being searched (none for the root)
   guard up;    // the level above it, whose bucket detach() swings
-  guard made;  // an element made to be inserted, from before it is published
+  // The element the call acts on, protected for the whole call: one made to
+  // be inserted, from before it is published; the one an erase marks,
+  // through the search that unlinks it (which reuses cur).
+  guard held;
   void reset() noexcept {
     prev.reset_protection();
     cur.reset_protection();
     next.reset_protection();
     level.reset_protection();
     up.reset_protection();
-    made.reset_protection();
+    held.reset_protection();
   }
 };
 } // namespace detail
@@ -940,6 +943,10 @@ private:
     for (;;) {
       const spot s = locate(h, key, *g);
       if (s.found == nullptr || !pred(LeafPolicy::value(*s.found))) return 0; // g.cur protects it
+      // key may borrow from the element (lfht_remove given the table's own
+      // key): the element must outlive the unlinking search below, which
+      // compares with key and moves g.cur on.
+      g->held.reset_protection(s.found);
       word expected = s.found_next;
       // [trie.mark] the linearization point of erase; readers test the mark
       // ([trie.read]). release: our reads of the leaf come before it.
@@ -1549,7 +1556,7 @@ private:
       if (close_if_full(s, h)) continue;
       if (fresh.l == nullptr) {
         fresh.l = make(h);
-        g->made.reset_protection(fresh.l); // before it is published
+        g->held.reset_protection(fresh.l); // before it is published
       }
       if (link(s, fresh.l, h)) {
         adjust_size(1);

@@ -113,6 +113,60 @@ static void reclaimed_after_the_table_is_freed(void) {
   CHECK(frees[51] == 1);
 }
 
+/* The paper's way to empty a table: lfht_next_key from NULL, then
+ * lfht_remove of the table's own key pointer, which that call may free (its
+ * element reclaimed) and must not read afterwards, nor may any later call.
+ * Keys are never really freed here: key_free marks them dead, and hash and
+ * compare check that they are not. Eight hashes in all, so that searches
+ * compare keys. (Whether a reclamation lands inside a remove depends on
+ * scan timing; hash_trie_map_test's
+ * EraseOfAKeyBorrowedFromItsElementKeepsTheElement forces it.) */
+enum { tracked_count = 3000, live_mark = 0x11, dead_mark = 0xdd };
+struct tracked_key {
+  int mark;
+  int id;
+};
+static struct tracked_key tracked[tracked_count];
+static int tracked_freed;
+static size_t tracked_hash(void *key) {
+  const struct tracked_key *k = key;
+  CHECK(k->mark == live_mark);
+  return (size_t)(k->id % 8);
+}
+static int tracked_cmp(void *a, void *b) {
+  const struct tracked_key *x = a, *y = b;
+  CHECK(x->mark == live_mark && y->mark == live_mark);
+  return (x->id > y->id) - (x->id < y->id);
+}
+static void tracked_free(void *key) {
+  struct tracked_key *k = key;
+  CHECK(k->mark == live_mark);
+  k->mark = dead_mark;
+  ++tracked_freed;
+}
+static void removed_by_the_tables_own_key(void) {
+  struct lfht_head *t = init_lfht(tracked_hash, tracked_cmp, tracked_free);
+  for (int i = 0; i < tracked_count; ++i) {
+    tracked[i] = (struct tracked_key){live_mark, i};
+    CHECK(lfht_insert(t, &tracked[i], AS_PTR(i + 1)) == AS_PTR(i + 1));
+  }
+  for (void *k; (k = lfht_next_key(t, NULL)) != NULL;) {
+    const int id = ((struct tracked_key *)k)->id;
+    CHECK(lfht_remove(t, k) == AS_PTR(id + 1));
+  }
+  CHECK(lfht_count(t) == 0);
+  lfht_free(t);
+  /* Freed once reclaimed, by this thread's later removals or scans: at
+   * most once each (tracked_free checks), all of them by the end of a churn. */
+  struct lfht_head *other = init_lfht(NULL, NULL, NULL);
+  for (uintptr_t k = 1; k <= 40000; ++k) {
+    lfht_insert(other, AS_PTR(k), AS_PTR(k));
+    lfht_remove(other, AS_PTR(k));
+  }
+  lfht_free(other);
+  CHECK(tracked_freed == tracked_count);
+}
+
 static void misuse(void) {
   struct lfht_head *t = init_lfht(NULL, NULL, NULL);
   errno = 0;
@@ -322,6 +376,7 @@ int main(void) {
   string_keys(text_hash);
   string_keys(same_hash);
   reclaimed_after_the_table_is_freed();
+  removed_by_the_tables_own_key();
   misuse();
   threads();
   for_each();

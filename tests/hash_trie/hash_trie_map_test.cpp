@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <barrier>
 #include <cstdint>
@@ -25,6 +26,7 @@
 #include <tuple>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 using lfcore::hash_trie_config;
@@ -1834,6 +1836,66 @@ TYPED_TEST(HashTrieMap, TryEmplaceAndVisitKeepsTheElementForItsCallback) {
   }
   TypeParam::default_domain().reclaim(); // outside any section: RCU's waits for its readers
   EXPECT_EQ(test::tracked::live.load(), 0);
+}
+
+// A key that borrows from its element, as the C API's keys do (the element
+// frees the table's key when reclaimed): the key is a cell that the element's
+// destructor marks dead, and hash and equality count reads of dead cells.
+// Equality can also run a reclamation first, as another thread's scan could.
+constexpr int dead_cell = -1;
+inline int dead_cell_reads = 0;
+inline bool reclaim_when_comparing = false;
+struct cell_hash {
+  std::size_t operator()(const int* c) const noexcept {
+    dead_cell_reads += *c == dead_cell;
+    return static_cast<std::size_t>(*c % 2); // two hashes: chains of full collisions
+  }
+};
+struct cell_equal {
+  bool operator()(const int* a, const int* b) const {
+    if (reclaim_when_comparing) lfcore::hazard_pointer_default_domain().reclaim();
+    dead_cell_reads += (*a == dead_cell) + (*b == dead_cell);
+    return *a == *b;
+  }
+};
+struct cell_owner {
+  int* cell;
+  explicit cell_owner(int* c) noexcept : cell(c) {}
+  cell_owner(cell_owner&& o) noexcept : cell(std::exchange(o.cell, nullptr)) {}
+  ~cell_owner() {
+    if (cell != nullptr) *cell = dead_cell;
+  }
+};
+
+// erase(key) and erase_if(key, pred) given the element's own key: the search
+// that unlinks the element compares that key with the chain's other keys, so
+// the element must stay protected until the call returns (lfht_remove with a
+// key from lfht_next_key read freed memory before it did).
+TEST(HashTrieMapHazardPointers, EraseOfAKeyBorrowedFromItsElementKeepsTheElement) {
+  std::array<int, 12> cells{};
+  {
+    map_for<lfcore::hazard_pointer_reclamation, const int*, cell_owner, cell_hash, cell_equal> m(
+        tiny);
+    for (int i = 0; i < 12; ++i) {
+      cells[static_cast<std::size_t>(i)] = i;
+      m.try_emplace(&cells[static_cast<std::size_t>(i)], &cells[static_cast<std::size_t>(i)]);
+    }
+    dead_cell_reads = 0;
+    // Newest first: each is the last leaf of its chain while older keys with
+    // its hash remain, so the unlinking search walks past them comparing.
+    for (int i = 11; i >= 0; --i) {
+      const int* key = &cells[static_cast<std::size_t>(i)];
+      reclaim_when_comparing = true;
+      const std::size_t erased =
+          i % 4 < 2 ? m.erase(key) : m.erase_if(key, [](const auto&) { return true; });
+      reclaim_when_comparing = false;
+      EXPECT_EQ(erased, 1u) << "key " << i;
+    }
+    EXPECT_EQ(dead_cell_reads, 0) << "a key was read after its element was destroyed";
+    EXPECT_EQ(m.size(), 0u);
+  }
+  lfcore::hazard_pointer_default_domain().reclaim();
+  for (int c : cells) EXPECT_EQ(c, dead_cell) << "every element is destroyed once erased";
 }
 
 // Threads race try_emplace_and_visit on the same keys: one insert per key,

@@ -618,7 +618,9 @@ public:
       std::pair<const_iterator, bool> upsert(K&& k, F&& f, Args&&... args) {
     return upsert_any(std::forward<K>(k), f, std::forward<Args>(args)...);
   }
-  /// Removes the key; returns 1 if this call removed it, else 0.
+  /// Removes the key; returns 1 if this call removed it, else 0. key may
+  /// borrow from the element it erases (as the C API's keys do): the element
+  /// stays protected until the call returns.
   size_type erase(const Key& key) { return erase_any(key, any_element); }
   template <class K>
   requires transparent size_type erase(const K& key) { return erase_any(key, any_element); }

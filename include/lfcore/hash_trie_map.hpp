@@ -938,6 +938,9 @@ private:
     return true;
   }
   static constexpr auto any_element = [](const value_type&) { return true; };
+  // Lock-free: a pass ends in a retry only when the mark's CAS failed
+  // because another thread changed found's next word (an erase, a
+  // replacement, an append after it).
   template <class K, class Pred>
   size_type erase_any(const K& key, Pred&& pred) {
     const std::uint64_t h = hash_of(key);
@@ -947,7 +950,9 @@ private:
       if (s.found == nullptr || !pred(LeafPolicy::value(*s.found))) return 0; // g.cur protects it
       // key may borrow from the element (lfht_remove given the table's own
       // key): the element must outlive the unlinking search below, which
-      // compares with key and moves g.cur on.
+      // compares with key and moves g.cur on. A hand-over, not a protect: cur
+      // still holds the element here, and held's release store comes before
+      // cur's later ones, so no scan sees the element in neither.
       g->held.reset_protection(s.found);
       word expected = s.found_next;
       // [trie.mark] the linearization point of erase; readers test the mark

@@ -1,6 +1,9 @@
 // Replacement global operator new/delete that count live bytes. Every block
-// carries a header (one alignment unit) holding its size. libstdc++'s array,
-// nothrow and sized forms call these four, so they are all counted.
+// carries a header (one alignment unit) holding its size. Every form is
+// replaced, not only the four that libstdc++'s array, nothrow and sized forms
+// call: AddressSanitizer's runtime defines each form itself, so a form left
+// out here would allocate without the header that our delete expects (as
+// libFuzzer's new (std::nothrow) did, reading its corpus directories).
 #include "heap_counter.hpp"
 
 #include <algorithm>
@@ -55,21 +58,78 @@ bool test::allocation_failed() noexcept {
   return failed;
 }
 
+namespace {
+
+constexpr std::size_t default_align = alignof(std::max_align_t);
+
+void* allocate_or_null(std::size_t n, std::size_t align) noexcept {
+  try {
+    return allocate(n, align);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+
+} // namespace
+
 void* operator new(std::size_t n) {
-  return allocate(n, alignof(std::max_align_t));
+  return allocate(n, default_align);
+}
+void* operator new[](std::size_t n) {
+  return allocate(n, default_align);
 }
 void* operator new(std::size_t n, std::align_val_t a) {
   return allocate(n, static_cast<std::size_t>(a));
 }
+void* operator new[](std::size_t n, std::align_val_t a) {
+  return allocate(n, static_cast<std::size_t>(a));
+}
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  return allocate_or_null(n, default_align);
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  return allocate_or_null(n, default_align);
+}
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return allocate_or_null(n, static_cast<std::size_t>(a));
+}
+void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return allocate_or_null(n, static_cast<std::size_t>(a));
+}
+
 void operator delete(void* p) noexcept {
-  deallocate(p, alignof(std::max_align_t));
+  deallocate(p, default_align);
+}
+void operator delete[](void* p) noexcept {
+  deallocate(p, default_align);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  deallocate(p, default_align);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  deallocate(p, default_align);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  deallocate(p, default_align);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+  deallocate(p, default_align);
 }
 void operator delete(void* p, std::align_val_t a) noexcept {
   deallocate(p, static_cast<std::size_t>(a));
 }
-void operator delete(void* p, std::size_t) noexcept {
-  deallocate(p, alignof(std::max_align_t));
+void operator delete[](void* p, std::align_val_t a) noexcept {
+  deallocate(p, static_cast<std::size_t>(a));
 }
 void operator delete(void* p, std::size_t, std::align_val_t a) noexcept {
+  deallocate(p, static_cast<std::size_t>(a));
+}
+void operator delete[](void* p, std::size_t, std::align_val_t a) noexcept {
+  deallocate(p, static_cast<std::size_t>(a));
+}
+void operator delete(void* p, std::align_val_t a, const std::nothrow_t&) noexcept {
+  deallocate(p, static_cast<std::size_t>(a));
+}
+void operator delete[](void* p, std::align_val_t a, const std::nothrow_t&) noexcept {
   deallocate(p, static_cast<std::size_t>(a));
 }

@@ -13,8 +13,9 @@ namespace test {
 /// Bytes allocated with operator new and not yet deleted, by the whole process.
 long long live_heap_bytes() noexcept;
 
-/// Makes the n-th operator new from now on the calling thread throw
-/// std::bad_alloc; other threads allocate as usual. n = 0 disarms.
+/// Makes the n-th operator new from now on the calling thread fail: throw
+/// std::bad_alloc (the nothrow forms return null); other threads allocate as
+/// usual. n = 0 disarms.
 void fail_allocation_in(int n) noexcept;
 /// Whether the failure armed last on this thread (n > 0) has fired.
 bool allocation_failed() noexcept;

@@ -66,7 +66,14 @@ detail::retired_block* last_block(detail::retired_block* b) noexcept {
 
 } // namespace
 
-hazard_pointer_domain::hazard_pointer_domain(config_type config) : config_(config) {
+namespace {
+// relaxed: a serial only has to be unique; the domain that holds it is
+// published to other threads by whatever publishes the domain.
+constinit std::atomic<std::uint64_t> next_domain_serial{1};
+} // namespace
+
+hazard_pointer_domain::hazard_pointer_domain(config_type config)
+    : config_(config), serial_(next_domain_serial.fetch_add(1, std::memory_order_relaxed)) {
   if (config_.scan_multiplier < 2)
     throw std::invalid_argument("hazard_pointer_domain: scan_multiplier must be >= 2 "
                                 "(a scan must free at least half of what it takes)");

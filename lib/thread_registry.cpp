@@ -92,6 +92,7 @@ struct thread_exit_guard {
     }
     tls_exit_guard_done = true;
     thread_registry::tls_id = thread_registry::unassigned;
+    ++thread_registry::tls_exits; // what the listeners kept for id is gone
     release_id(id);
   }
   static void leave_late(void* id) {

@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstddef>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -414,6 +416,55 @@ TEST_F(HazardPointer, ADomainMayGoBeforeTheThreadsThatKeepObjectsInIt) {
   auto next = std::make_unique<hazard_pointer_domain>(); // may take the same address
   std::thread([&] { EXPECT_NE(next->thread_cached<kept<0>>(), nullptr); }).join();
   EXPECT_EQ(kept_live.load(), 0);
+}
+
+// A thread remembers its last kept object per type in front of the slots.
+// That memory must not outlive the domain, even when a new domain takes the
+// old one's address, nor the thread's exit hook, after which a thread_local
+// destructor may still ask. Keyed on the domain's address, or without the
+// registry's count of exits, each call below returns an object already
+// destroyed (kept_live stays low; AddressSanitizer reports the use).
+TEST_F(HazardPointer, AKeptObjectIsNotFoundInANewDomainAtTheSameAddress) {
+  kept_live = 0;
+  alignas(hazard_pointer_domain) std::byte storage[sizeof(hazard_pointer_domain)];
+  auto* first = new (storage) hazard_pointer_domain();
+  ASSERT_NE(first->thread_cached<kept<0>>(), nullptr);
+  EXPECT_EQ(first->thread_cached<kept<0>>(), first->thread_cached<kept<0>>());
+  first->~hazard_pointer_domain();
+  EXPECT_EQ(kept_live.load(), 0);
+  auto* second = new (storage) hazard_pointer_domain();
+  kept<0>* k = second->thread_cached<kept<0>>();
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(kept_live.load(), 1) << "the first domain's object was handed out again";
+  EXPECT_EQ(k->domain, second);
+  second->~hazard_pointer_domain();
+  EXPECT_EQ(kept_live.load(), 0);
+}
+
+TEST_F(HazardPointer, AThreadLocalDestructorAfterTheExitHookGetsANewKeptObject) {
+  kept_live = 0;
+  static hazard_pointer_domain* domain;
+  static std::atomic<int> made_late;
+  struct late_user {
+    ~late_user() {
+      const int before = kept_live.load();
+      kept<0>* k = domain->thread_cached<kept<0>>();
+      if (k != nullptr && k->domain == domain && kept_live.load() == before + 1) ++made_late;
+      EXPECT_EQ(domain->thread_cached<kept<0>>(), k) << "then found again";
+    }
+  };
+  hazard_pointer_domain d;
+  domain = &d;
+  made_late = 0;
+  std::thread([] {
+    // Constructed before the thread's first call into lfcore, so destroyed
+    // after the registry's exit hook (thread_locals end in reverse order).
+    static thread_local late_user late;
+    (void)&late;
+    ASSERT_NE(domain->thread_cached<kept<0>>(), nullptr);
+  }).join();
+  EXPECT_EQ(made_late.load(), 1) << "the object the exit hook destroyed was handed out";
+  EXPECT_EQ(kept_live.load(), 0) << "the late one went with the late id's own exit hook";
 }
 
 // What a container's operation leases (detail/guard_lease.hpp).

@@ -41,6 +41,13 @@ public:
     return id != unassigned ? id : acquire_slow();
   }
 
+  /// How many times the calling thread has handed its id back: its exit
+  /// hook ran, and the listeners dropped what they kept for that id. A
+  /// thread_local destructor that runs afterwards gets a new id. Wait-free
+  /// (one thread_local load): per-thread caches in front of the listeners'
+  /// tables compare it to know that what they point to still exists.
+  static std::uint32_t exits() noexcept { return tls_exits; }
+
   /// One more than the largest id ever handed out: every id in use is below it.
   static id_type high_water() noexcept;
 
@@ -67,6 +74,7 @@ private:
   static id_type acquire_slow();
   // Trivial type with constant initialisation: accessed without a TLS wrapper.
   static inline thread_local id_type tls_id = unassigned;
+  static inline thread_local std::uint32_t tls_exits = 0;
   friend struct thread_exit_guard;
 };
 

@@ -276,7 +276,7 @@ public:
     // writes it, and only the destructor (no concurrent calls) or the
     // thread's own exit hook destroy the object: plain loads suffice.
     // In front of the slots: looking them up cost a map's hit on an integer
-    // key 21 of its 148 instructions (bench/results/instructions/).
+    // key 16-21 of its 145-148 instructions (bench/results/instructions/).
     const last_kept& last = last_kept_of<T>;
     if (last.domain_serial == serial_ && last.thread_exits == thread_registry::exits()) [[likely]]
       return static_cast<T*>(last.object);

@@ -64,12 +64,10 @@ detail::retired_block* last_block(detail::retired_block* b) noexcept {
   return b;
 }
 
-} // namespace
-
-namespace {
 // relaxed: a serial only has to be unique; the domain that holds it is
 // published to other threads by whatever publishes the domain.
 constinit std::atomic<std::uint64_t> next_domain_serial{1};
+
 } // namespace
 
 hazard_pointer_domain::hazard_pointer_domain(config_type config)

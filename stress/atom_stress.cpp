@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <iterator>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
@@ -107,14 +109,22 @@ TEST(AtomStress, ReferencedAtomsSurviveCollection) {
 TEST(AtomStress, ManyThreadsInternTheSameTexts) {
   atom_table t;
   constexpr int threads = 8;
-  const int texts = static_cast<int>(scaled(lfcore::stress_build ? 20'000 : 200'000));
+  // Thread w interns text k * steps[w] mod texts for every k: each text once,
+  // in an order of its own, when steps[w] and texts are coprime. The scale
+  // can break that (LFCORE_STRESS_SCALE=3 made texts a multiple of 3), so
+  // texts is rounded up until no step shares a factor with it.
+  static constexpr long steps[threads] = {1, 3, 7, 11, 13, 17, 19, 23};
+  long texts_wanted = scaled(lfcore::stress_build ? 20'000 : 200'000);
+  while (std::any_of(std::begin(steps), std::end(steps),
+                     [&](long step) { return std::gcd(step, texts_wanted) != 1; }))
+    ++texts_wanted;
+  const int texts = static_cast<int>(texts_wanted);
   std::vector<std::vector<atom>> got(threads, std::vector<atom>(static_cast<std::size_t>(texts)));
   std::vector<std::thread> pool;
   for (int w = 0; w < threads; ++w)
     pool.emplace_back([&, w] {
       for (int k = 0; k < texts; ++k) {
-        static constexpr long steps[threads] = {1, 3, 7, 11, 13, 17, 19, 23}; // coprime to texts
-        const int i = static_cast<int>((k * steps[w]) % texts); // a different order per thread
+        const int i = static_cast<int>((k * steps[w]) % texts);
         got[w][i] = t.intern(text_of(i));
       }
     });

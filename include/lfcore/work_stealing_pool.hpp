@@ -199,8 +199,11 @@ private:
 /// its own deque is empty - while others took what it offered before;
 /// otherwise it runs `grain` indices and looks again. A loop thus makes about
 /// as many tasks as there are steals, not (last - first) / grain. Called from
-/// outside the pool it splits eagerly. Rethrows the first exception f threw
-/// (the other pieces still run).
+/// outside the pool it splits eagerly. If f throws, parallel_for rethrows
+/// one exception f threw (the calling thread's own if it threw one, else the
+/// first a task threw), and only once every task the loop spawned has
+/// finished: the pieces handed out before still run, the rest of the piece
+/// that threw does not.
 template <class F>
 void parallel_for(work_stealing_pool& pool, std::size_t first, std::size_t last, std::size_t grain,
                   F f) {
@@ -211,8 +214,11 @@ void parallel_for(work_stealing_pool& pool, std::size_t first, std::size_t last,
     else
       for (std::size_t i = lo; i < hi; ++i) f(i);
   };
+  // Declared before the group: should the caller's own piece throw, the
+  // group's destructor waits for the tasks, which call split, before split dies.
+  std::function<void(std::size_t, std::size_t)> split;
   task_group group(pool);
-  std::function<void(std::size_t, std::size_t)> split = [&](std::size_t lo, std::size_t hi) {
+  split = [&](std::size_t lo, std::size_t hi) {
     while (hi - lo > grain) {
       if (pool.local_backlog() == 0) { // what we offered was taken: offer the upper half
         const std::size_t mid = lo + (hi - lo) / 2;

@@ -154,6 +154,40 @@ TEST_P(PoolSizes, ParallelForAndReduce) {
             17); // empty range: the identity
 }
 
+// An exception from f leaves parallel_for (or parallel_reduce) only after
+// every task it spawned has finished: none may call f, or use the loop's own
+// state, afterwards. Index 0 throws in the caller's own piece (from outside
+// the pool the caller keeps the lowest piece after offering the upper
+// halves), index 9,999 in a piece a worker took.
+TEST_P(PoolSizes, ParallelLoopsRethrowOnlyAfterTheirTasksFinish) {
+  for (const bool reduce : {false, true})
+    for (const std::size_t throwing_index : {std::size_t(0), std::size_t(9'999)}) {
+      std::atomic<bool> returned{false};
+      std::atomic<int> calls_after_return{0};
+      auto visit = [&](std::size_t i) {
+        if (returned.load()) calls_after_return.fetch_add(1);
+        if (i == throwing_index) throw std::runtime_error("f");
+        if (i % 10 == 5) std::this_thread::yield();
+      };
+      {
+        work_stealing_pool pool(GetParam());
+        if (reduce)
+          EXPECT_THROW(lfcore::parallel_reduce(
+                           pool, 0, 10'000, 10, 0,
+                           [&](std::size_t lo, std::size_t hi) {
+                             for (std::size_t i = lo; i < hi; ++i) visit(i);
+                             return 0;
+                           },
+                           [](int a, int b) { return a + b; }),
+                       std::runtime_error);
+        else
+          EXPECT_THROW(lfcore::parallel_for(pool, 0, 10'000, 10, visit), std::runtime_error);
+        returned.store(true);
+      } // ~work_stealing_pool runs whatever is still queued
+      EXPECT_EQ(calls_after_return.load(), 0) << reduce << " " << throwing_index;
+    }
+}
+
 TEST(WorkStealingPool, SubmitReturnsValuesAndExceptions) {
   work_stealing_pool pool(2);
   auto f = pool.submit([] { return 6 * 7; });

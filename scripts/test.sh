@@ -2,8 +2,9 @@
 # The whole test suite, on a fresh Debian 12 machine as root (README's test command).
 #   1. installs the Debian packages (scripts/install-deps.sh);
 #   2. Release build: unit, stress, fuzz (corpus replay), example and bench-smoke tests;
-#   3. ThreadSanitizer and AddressSanitizer+UBSan builds, both as stress builds
-#      (tiny internal constants, injected yields): unit, stress and fuzz tests;
+#   3. ThreadSanitizer and AddressSanitizer+UBSan builds (the latter with
+#      libstdc++'s assertions), both as stress builds (tiny internal constants,
+#      injected yields): unit, stress and fuzz tests;
 #   4. a clang build (warnings as errors), so that the library and its tests stay
 #      portable beyond GCC, without bucket summaries, the hash trie every
 #      target but x86-64 and AArch64 gets, without hwloc, so that the

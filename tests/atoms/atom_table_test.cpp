@@ -7,6 +7,7 @@
 #include <atomic>
 #include <map>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -70,6 +71,25 @@ TEST(AtomTable, TextsOfEveryShape) {
     EXPECT_EQ(atom_table::c_str(atoms[i])[texts[i].size()], '\0') << i;
     EXPECT_EQ(t.intern(texts[i]), atoms[i]) << i;
   }
+}
+
+// prefetch only reads ahead: on texts present or absent, of any length, it
+// inserts nothing and changes no answer (and, under the sanitizers, reads
+// nothing it must not, through levels in the growing table).
+TEST_P(AtomTableSizes, PrefetchChangesNothing) {
+  atom_table t(GetParam());
+  std::vector<atom> atoms;
+  for (int i = 0; i < 2000; ++i) atoms.push_back(t.intern(text_of(i)));
+  const std::vector<std::string> texts = {
+      "", text_of(7), text_of(1999), text_of(5000), std::string(100'000, 'z'), "a\0b"s};
+  for (const std::string& s : texts) t.prefetch(s);
+  const std::vector<std::string_view> views(texts.begin(), texts.end());
+  t.prefetch(views);
+  t.prefetch(std::span<const std::string_view>());
+  EXPECT_EQ(t.size(), 2000u);
+  for (int i = 0; i < 2000; ++i) ASSERT_EQ(t.find(text_of(i)), atoms[i]) << i;
+  EXPECT_EQ(t.find(text_of(5000)), std::nullopt);
+  EXPECT_EQ(t.find(""), std::nullopt);
 }
 
 TEST(AtomTable, HandlesAreTaggableWords) {

@@ -236,7 +236,9 @@ void parallel_for(work_stealing_pool& pool, std::size_t first, std::size_t last,
 }
 
 /// combine over map(lo, hi) of pieces of at most `grain` indices of [first,
-/// last); identity for an empty range. combine must be associative.
+/// last); identity for an empty range. combine must be associative. If map
+/// or combine throws, one of their exceptions is rethrown once every task
+/// the reduction spawned has finished.
 template <class T, class Map, class Combine>
 T parallel_reduce(work_stealing_pool& pool, std::size_t first, std::size_t last, std::size_t grain,
                   T identity, Map map, Combine combine) {

@@ -26,8 +26,10 @@
 // Exceptions: T must be nothrow move-constructible (a claimed cell cannot be
 // given back, so a move that throws would lose or strand an element). A copy
 // made by try_push(const T&) happens before any cell is claimed: if it throws,
-// the queue is unchanged. Capacity below 2 or not a power of two:
-// std::invalid_argument.
+// the queue is unchanged. try_pop(T& out) pops first and then move-assigns
+// into out: if that assignment throws, the popped element is destroyed and
+// the exception propagates (use try_pop() -> optional where that matters).
+// Capacity below 2 or not a power of two: std::invalid_argument.
 #pragma once
 
 #include "lfcore/cache_padded.hpp"

@@ -71,6 +71,31 @@ TEST(MpmcQueue, ThrowingCopyClaimsNothing) {
   EXPECT_EQ(q.try_pop()->v, 3);
 }
 
+// try_pop(T&) pops before it assigns: an assignment that throws loses that
+// element (as the header says) and leaves the queue consistent and usable.
+TEST(MpmcQueue, ThrowingAssignmentInTryPopLosesOnlyThatElement) {
+  struct throws_on_assign {
+    int v;
+    explicit throws_on_assign(int x) : v(x) {}
+    throws_on_assign(throws_on_assign&&) noexcept = default;
+    throws_on_assign& operator=(throws_on_assign&& o) {
+      if (o.v < 0) throw std::runtime_error("assign");
+      v = o.v;
+      return *this;
+    }
+  };
+  mpmc_queue<throws_on_assign> q(4);
+  EXPECT_TRUE(q.try_emplace(-1));
+  EXPECT_TRUE(q.try_emplace(2));
+  throws_on_assign out(0);
+  EXPECT_THROW(q.try_pop(out), std::runtime_error);
+  EXPECT_EQ(out.v, 0);
+  EXPECT_EQ(q.size_approx(), 1u);
+  EXPECT_TRUE(q.try_pop(out));
+  EXPECT_EQ(out.v, 2);
+  EXPECT_FALSE(q.try_pop(out));
+}
+
 TEST(MpmcQueue, ManyThreadsExactlyOnce) {
   constexpr int producers = 3, consumers = 3;
   constexpr long per_producer = 50'000;

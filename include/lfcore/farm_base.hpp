@@ -10,6 +10,7 @@
 #include "lfcore/cache_padded.hpp"
 #include "lfcore/config.hpp"
 #include "lfcore/detail/asymmetric_fence.hpp"
+#include "lfcore/detail/stress.hpp"
 #include "lfcore/eventcount.hpp"
 #include "lfcore/topology.hpp"
 
@@ -255,6 +256,7 @@ protected:
       if (ready()) return true;
       if (stopped()) return false;
       const eventcount::key_type key = ec.prepare_wait();
+      detail::stress_point(); // a waker may act between our announcement and our re-check
       // Either the waker sees us counted as a waiter and wakes us, or our
       // re-check below sees its change (a push, a pop, a close, stop_,
       // active_). [farm.heavy] pairs with [farm.light] in wake() and with

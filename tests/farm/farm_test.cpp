@@ -631,6 +631,60 @@ TEST(farm, feedback_loop_terminates_with_every_task) {
     }
 }
 
+// on_result runs on the emitter's thread, also inside its wait for results
+// (farm_base::wait_until_ready): an exception from it, wherever it comes,
+// stops the farm, reaches the caller, and leaks no task or result. Workers
+// sleep on every other task so that the emitter often waits (and parks) for
+// results; in stress builds a yield right after it announces itself as a
+// waiter sometimes lets a result arrive there, and on_result throws inside
+// the re-check.
+TEST(farm, feedback_exception_stops_the_farm_and_is_rethrown) {
+  for (auto policy : {lfcore::scheduling::round_robin, lfcore::scheduling::on_demand})
+    for (const auto& [nw, shape] :
+         {std::pair{1u, one_worker::one_thread}, std::pair{1u, one_worker::own_emitter},
+          std::pair{1u, one_worker::own_emitter_and_collector},
+          std::pair{3u, one_worker::one_thread}})
+      for (int throw_at : {1, 37, 500}) {
+        SCOPED_TRACE("nw " + std::to_string(nw) + ", shape " +
+                     std::to_string(static_cast<int>(shape)) + ", throw at " +
+                     std::to_string(throw_at));
+        {
+          lfcore::farm<tracked> f(
+              [](tracked t) {
+                if (t.value % 2 == 0) std::this_thread::sleep_for(std::chrono::microseconds(300));
+                return t;
+              },
+              options(nw, policy, false, shape));
+          int results = 0;
+          try {
+            f.run_with_feedback(
+                [i = 0]() mutable -> std::optional<tracked> {
+                  if (i == 20) return std::nullopt;
+                  return tracked(i++);
+                },
+                [&](tracked r, const auto& submit) {
+                  if (++results == throw_at) throw std::invalid_argument("on_result");
+                  submit(tracked(r.value + 20)); // one child each: the stream never ends
+                });
+            FAIL() << "no exception";
+          } catch (const std::invalid_argument& e) {
+            EXPECT_STREQ(e.what(), "on_result");
+          }
+          EXPECT_EQ(results, throw_at) << "on_result ran after it threw";
+          EXPECT_EQ(tracked::live.load(), 0) << "tasks or results leaked";
+          int sum = 0; // usable again
+          f.run_and_wait(
+              [k = 0]() mutable -> std::optional<tracked> {
+                if (k == 10) return std::nullopt;
+                return tracked(k++);
+              },
+              [&](tracked t) { sum += t.value; });
+          EXPECT_EQ(sum, 45);
+        }
+        EXPECT_EQ(tracked::live.load(), 0);
+      }
+}
+
 // ------------------------------------------------------------ pipeline
 
 TEST(pipeline, sequential_stages_and_nested_ordered_farms_keep_order) {

@@ -40,12 +40,13 @@
 // closes its output channel; the collector ends when every output is closed
 // and empty. run_and_wait() returns after every thread has joined.
 //
-// Exceptions from the source, a worker or the sink stop the farm: every
-// thread stops at its next step, run_and_wait() joins them, destroys the
-// tasks and results still in the channels (nothing leaks), and rethrows the
-// first exception. Later ones are dropped. A thread the OS refuses is such
-// an exception (std::system_error): the farm stops the threads it started
-// and can run again.
+// Exceptions from the source, a worker, the sink or on_result stop the
+// farm: every thread stops at its next step, run_and_wait() (or
+// run_with_feedback()) joins them, destroys the tasks and results still in
+// the channels and the tasks submitted but not sent (nothing leaks), and
+// rethrows the first exception. Later ones are dropped. A thread the OS
+// refuses is such an exception (std::system_error): the farm stops the
+// threads it started and can run again.
 //
 // Waiting (farm_base::wait_until_ready, in farm_base.hpp with spinner and
 // wakers): a thread with nothing to do yields for a while (while its yields

@@ -270,6 +270,31 @@ TYPED_TEST(HashTrieMap, TryEmplaceAndVisitShowsTheElementTheKeyHolds) {
   EXPECT_EQ(s.size(), 2u);
 }
 
+// A visitor that throws: the exception reaches the caller and the call gives
+// up what kept the element (the hazard pointer, or the RCU read-side section:
+// reclaim() could not wait for a grace period inside one), so the element,
+// erased, is destroyed at the next reclamation. The map is unchanged.
+TYPED_TEST(HashTrieMap, AVisitorThatThrowsLetsItsElementGo) {
+  test::tracked::live = 0;
+  {
+    map_for<TypeParam, long, test::tracked> m(tiny);
+    for (long k = 0; k < 16; ++k) m.try_emplace(k, k);
+    const auto fail = [](const auto&) { throw std::runtime_error("visitor"); };
+    for (long k = 0; k < 16; ++k) {
+      EXPECT_THROW(m.visit(k, fail), std::runtime_error);
+      EXPECT_TRUE(m.contains(k));
+      if (k % 2 == 1) continue;
+      EXPECT_EQ(m.erase(k), 1u);
+      TypeParam::default_domain().reclaim();
+      EXPECT_EQ(test::tracked::live.load(), 16 - (k / 2 + 1))
+          << "key " << k << ": the element the visitor threw from is still kept";
+    }
+    EXPECT_EQ(m.size(), 8u);
+  }
+  TypeParam::default_domain().reclaim();
+  EXPECT_EQ(test::tracked::live.load(), 0);
+}
+
 TYPED_TEST(HashTrieMap, UpdateReplacesAPresentValueByAFunctionOfIt) {
   map_for<TypeParam, long, std::string> m(tiny);
   int calls = 0;

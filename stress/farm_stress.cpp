@@ -102,7 +102,9 @@ TEST(farm_stress, random_shapes_with_freeze_thaw_and_failures) {
   }
 }
 
-// Master-worker loops of random shapes: every generated task comes back once.
+// Master-worker loops of random shapes: every generated task comes back
+// once; one run in four throws from on_result at a random result, which
+// run_with_feedback rethrows after no further on_result call.
 TEST(farm_stress, feedback_loops_terminate) {
   std::mt19937 rng(11);
   const long runs = scaled(200);
@@ -111,21 +113,28 @@ TEST(farm_stress, feedback_loops_terminate) {
     lfcore::farm<std::uint32_t> f([](std::uint32_t depth) { return depth; }, o);
     const auto roots = static_cast<std::uint32_t>(1 + rng() % 20);
     const auto depth = static_cast<std::uint32_t>(1 + rng() % 8);
+    const std::uint64_t total = static_cast<std::uint64_t>(roots) * ((1u << depth) - 1);
+    const std::uint64_t fail_at = run % 4 == 0 ? 1 + rng() % total : 0; // 0: no failure
     std::uint64_t results = 0;
-    f.run_with_feedback(
-        [i = std::uint32_t{0}, roots]() mutable -> std::optional<std::uint32_t> {
-          if (i == roots) return std::nullopt;
-          ++i;
-          return 0u;
-        },
-        [&](std::uint32_t d, const auto& submit) {
-          ++results;
-          if (d + 1 < depth) {
-            submit(d + 1);
-            submit(d + 1);
-          }
-        });
-    ASSERT_EQ(results, static_cast<std::uint64_t>(roots) * ((1u << depth) - 1)) << "run " << run;
+    try {
+      f.run_with_feedback(
+          [i = std::uint32_t{0}, roots]() mutable -> std::optional<std::uint32_t> {
+            if (i == roots) return std::nullopt;
+            ++i;
+            return 0u;
+          },
+          [&](std::uint32_t d, const auto& submit) {
+            if (++results == fail_at) throw std::runtime_error("on_result");
+            if (d + 1 < depth) {
+              submit(d + 1);
+              submit(d + 1);
+            }
+          });
+      ASSERT_EQ(fail_at, 0u) << "run " << run << ": no exception";
+      ASSERT_EQ(results, total) << "run " << run;
+    } catch (const std::runtime_error&) {
+      ASSERT_EQ(results, fail_at) << "run " << run;
+    }
   }
 }
 

@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <sys/resource.h>
@@ -605,14 +606,19 @@ TEST(farm, source_and_sink_exceptions_are_rethrown) {
 
 // ------------------------------------------------------------ feedback
 
+// Feedback loops run on every one-worker shape and on a farm of three
+// workers (whose shape, for one worker only, does not matter).
+constexpr std::pair<unsigned, one_worker> feedback_shapes[] = {
+    {1u, one_worker::one_thread},
+    {1u, one_worker::own_emitter},
+    {1u, one_worker::own_emitter_and_collector},
+    {3u, one_worker::one_thread}};
+
 // Master-worker: each result below a bound sends two new tasks back, a
 // binary tree of known size; the stream ends when no task is in flight.
 TEST(farm, feedback_loop_terminates_with_every_task) {
   for (auto policy : {lfcore::scheduling::round_robin, lfcore::scheduling::on_demand})
-    for (const auto& [nw, shape] :
-         {std::pair{1u, one_worker::one_thread}, std::pair{1u, one_worker::own_emitter},
-          std::pair{1u, one_worker::own_emitter_and_collector},
-          std::pair{3u, one_worker::one_thread}}) {
+    for (const auto& [nw, shape] : feedback_shapes) {
       SCOPED_TRACE("nw " + std::to_string(nw) + ", shape " +
                    std::to_string(static_cast<int>(shape)));
       lfcore::farm<std::uint64_t> f([](std::uint64_t x) { return x; },
@@ -640,10 +646,7 @@ TEST(farm, feedback_loop_terminates_with_every_task) {
 // the re-check.
 TEST(farm, feedback_exception_stops_the_farm_and_is_rethrown) {
   for (auto policy : {lfcore::scheduling::round_robin, lfcore::scheduling::on_demand})
-    for (const auto& [nw, shape] :
-         {std::pair{1u, one_worker::one_thread}, std::pair{1u, one_worker::own_emitter},
-          std::pair{1u, one_worker::own_emitter_and_collector},
-          std::pair{3u, one_worker::one_thread}})
+    for (const auto& [nw, shape] : feedback_shapes)
       for (int throw_at : {1, 37, 500}) {
         SCOPED_TRACE("nw " + std::to_string(nw) + ", shape " +
                      std::to_string(static_cast<int>(shape)) + ", throw at " +

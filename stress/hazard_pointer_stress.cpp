@@ -30,19 +30,21 @@ constexpr std::uint64_t alive_magic = 0xA11CE5EEDC0FFEE1u;
 constexpr std::uint64_t poison = 0xDEADDEADDEADDEADu;
 
 // Poisons before freeing, so that a read after free in a build without ASan
-// still sees a broken checksum with high probability.
+// still sees a broken checksum with high probability. The fields are atomic
+// (relaxed) because a buggy reclaimer would write them while a reader reads:
+// the test must report that as a bad read, not as a data race of its own.
 struct payload;
 struct poison_delete {
   void operator()(payload* p) const;
 };
 struct payload : lfcore::hazard_pointer_obj_base<payload, poison_delete> {
   explicit payload(std::uint64_t v) : value(v), check(v ^ alive_magic) {}
-  std::uint64_t value;
-  std::uint64_t check;
+  std::atomic<std::uint64_t> value;
+  std::atomic<std::uint64_t> check;
 };
 void poison_delete::operator()(payload* p) const {
-  std::atomic_ref<std::uint64_t>(p->value).store(poison, std::memory_order_relaxed);
-  std::atomic_ref<std::uint64_t>(p->check).store(poison, std::memory_order_relaxed);
+  p->value.store(poison, std::memory_order_relaxed);
+  p->check.store(poison, std::memory_order_relaxed);
   delete p;
 }
 
@@ -62,8 +64,8 @@ TEST(HazardPointerStress, ReadersNeverSeeReclaimedObjects) {
       long local_reads = 0, local_bad = 0;
       for (unsigned i = static_cast<unsigned>(r); !stop.load(std::memory_order_relaxed); ++i) {
         payload* p = hp.protect(slot[i % slots]);
-        const auto v = std::atomic_ref<std::uint64_t>(p->value).load(std::memory_order_relaxed);
-        const auto c = std::atomic_ref<std::uint64_t>(p->check).load(std::memory_order_relaxed);
+        const auto v = p->value.load(std::memory_order_relaxed);
+        const auto c = p->check.load(std::memory_order_relaxed);
         local_bad += (v ^ alive_magic) != c;
         ++local_reads;
         hp.reset_protection();
@@ -113,7 +115,7 @@ TEST(HazardPointerStress, StalledProtectorKeepsGarbageBounded) {
     payload* p = hp.protect(victim);
     protected_now = true;
     while (!release.load()) std::this_thread::yield(); // the stall
-    EXPECT_EQ(p->value ^ alive_magic, p->check) << "a protected object was reclaimed";
+    EXPECT_EQ(p->value.load() ^ alive_magic, p->check.load()) << "a protected object was reclaimed";
   });
   while (!protected_now.load()) std::this_thread::yield();
   victim.exchange(nullptr)->retire({}, domain);
@@ -166,7 +168,7 @@ TEST(HazardPointerStress, ThreadChurnLeavesNothingBehind) {
         lfcore::hazard_pointer hp = lfcore::make_hazard_pointer(domain);
         for (int i = 0; i < 50; ++i) {
           payload* p = hp.protect(shared);
-          EXPECT_EQ(p->value ^ alive_magic, p->check);
+          EXPECT_EQ(p->value.load() ^ alive_magic, p->check.load());
           hp.reset_protection();
           auto* fresh = new payload(static_cast<std::uint64_t>(t * 1000 + i));
           shared.exchange(fresh)->retire({}, domain);

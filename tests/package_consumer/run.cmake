@@ -5,10 +5,14 @@
 # LAUNCHER (optional, a ;-list) runs the consumer, e.g. under mpiexec.
 # TOOLCHAIN (optional) cross-compiles the consumer; the scratch prefix is then
 # a find root, since a cross toolchain limits find_package to those.
+# CXX_COMPILER and CXX_FLAGS (optional): the lfcore build's, so that the
+# consumer links the same C++ standard library (libc++ or libstdc++).
 string(REPLACE "," ";" launcher "${LAUNCHER}") # passed with , for ; (ctest -D)
-set(cross "")
+set(toolchain "")
 if(TOOLCHAIN)
-  set(cross "-DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN};-DCMAKE_FIND_ROOT_PATH=${WORK_DIR}/prefix")
+  set(toolchain "-DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN};-DCMAKE_FIND_ROOT_PATH=${WORK_DIR}/prefix")
+elseif(CXX_COMPILER)
+  set(toolchain "-DCMAKE_CXX_COMPILER=${CXX_COMPILER};-DCMAKE_CXX_FLAGS=${CXX_FLAGS}")
 endif()
 
 # Runs one command (its arguments), failing the test if it fails.
@@ -19,9 +23,10 @@ function(step)
   endif()
 endfunction()
 
+file(REMOVE_RECURSE ${WORK_DIR}/build) # configured afresh: the compiler may have changed
 step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
 step(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix
-     -DCMAKE_BUILD_TYPE=Release ${cross})
+     -DCMAKE_BUILD_TYPE=Release ${toolchain})
 step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 step(${launcher} ${WORK_DIR}/build/consumer)
 

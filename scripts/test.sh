@@ -5,12 +5,14 @@
 #   3. ThreadSanitizer and AddressSanitizer+UBSan builds (the latter with
 #      libstdc++'s assertions), both as stress builds (tiny internal constants,
 #      injected yields): unit, stress and fuzz tests;
-#   4. a clang 16 build on LLVM's libc++ (warnings as errors), so that the library
-#      and its tests stay portable beyond GCC and libstdc++ (GoogleTest is built
-#      from Debian's sources with it), without bucket summaries, the hash trie
-#      every target but x86-64 and AArch64 gets, without hwloc, so that the
-#      topology's fallback to the OS's CPU list runs, and as a shared library
-#      (liblfcore.so), which everything links there: unit, stress and example tests;
+#   4. a clang 16 build on LLVM's libc++ (warnings as errors), so that the
+#      library and its tests stay portable beyond GCC and libstdc++ (GoogleTest
+#      is built from Debian's sources with it), with libc++'s assertions (the
+#      checks _GLIBCXX_ASSERTIONS makes in the ASan build), without bucket
+#      summaries, the hash trie every target but x86-64 and AArch64 gets,
+#      without hwloc, so that the topology's fallback to the OS's CPU list runs,
+#      and as a shared library (liblfcore.so), which everything links there:
+#      unit, stress and example tests;
 #   5. unit and example tests cross-compiled for aarch64, run under qemu-user
 #      (scripts/test-cross.sh).
 # Build trees go to build/<name>; LFCORE_JOBS overrides the parallelism.
@@ -39,6 +41,6 @@ run release 'unit|stress|fuzz|example|bench-smoke' -DLFCORE_SANITIZE= -DLFCORE_S
 # Sanitizer builds leave the benchmarks out: their numbers would mean nothing.
 run tsan 'unit|stress|fuzz|example' -DLFCORE_SANITIZE=thread -DLFCORE_STRESS_BUILD=ON -DLFCORE_BUILD_BENCH=OFF
 ASAN_OPTIONS=detect_leaks=1 run asan 'unit|stress|fuzz|example' -DLFCORE_SANITIZE=address -DLFCORE_STRESS_BUILD=ON -DLFCORE_BUILD_BENCH=OFF
-CC=clang-16 CXX=clang++-16 CXXFLAGS=-stdlib=libc++ run clang 'unit|stress|example' -DLFCORE_GTEST_SOURCE_DIR=/usr/src/googletest -DLFCORE_SANITIZE= -DLFCORE_STRESS_BUILD=OFF -DLFCORE_BUILD_BENCH=OFF -DLFCORE_BUCKET_SUMMARIES=OFF -DLFCORE_WITH_HWLOC=OFF -DBUILD_SHARED_LIBS=ON
+CC=clang-16 CXX=clang++-16 CXXFLAGS="-stdlib=libc++ -D_LIBCPP_ENABLE_ASSERTIONS=1" run clang 'unit|stress|example' -DLFCORE_GTEST_SOURCE_DIR=/usr/src/googletest -DLFCORE_SANITIZE= -DLFCORE_STRESS_BUILD=OFF -DLFCORE_BUILD_BENCH=OFF -DLFCORE_BUCKET_SUMMARIES=OFF -DLFCORE_WITH_HWLOC=OFF -DBUILD_SHARED_LIBS=ON
 scripts/test-cross.sh
 echo "=== lfcore tests: all passed"

@@ -398,8 +398,8 @@ double bytes_per_key(u64 n, Make make) {
 
 // ---------------------------------------------------------------- contenders
 // lfcore under each reclamation policy: hazard pointers (the default) and,
-// when built, liburcu's memb flavour;
-// and, with hazard pointers, leaves from lfcore::pool_allocator.
+// when built, liburcu's memb and qsbr flavours; and, with hazard pointers,
+// leaves from lfcore::pool_allocator.
 template <class K, class R = lfcore::hazard_pointer_reclamation,
           template <class> class A = std::allocator>
 using lf_map =
@@ -431,6 +431,45 @@ struct lf_prefetching_handle : lf_handle<Map> {
     this->m.prefetch(keys.begin(), keys.end());
   }
 };
+
+#if defined(LFCORE_HAVE_URCU_POLICY)
+// The same under urcu::qsbr, whose read-side sections cost nothing: the
+// thread is registered (online) for the handle's life and reports a quiescent
+// state every 64 operations, between them, where it holds no element
+// (liburcu's own qsbr benchmark, tests/benchmark/test_urcu_qsbr.c, reports
+// one every 1024 reads). Outside a grace period that report is a load and a
+// compare; during one, two fences.
+template <class Map>
+struct lf_qsbr_handle : lf_handle<Map> {
+  struct registration {
+    registration() { urcu_qsbr_register_thread(); }
+    ~registration() { urcu_qsbr_unregister_thread(); }
+    registration(const registration&) = delete;
+    registration& operator=(const registration&) = delete;
+  } online{}; // a default initializer: Handle{map} initializes the base alone
+  unsigned ops = 0;
+  void quiescent_every_64() {
+    if ((++ops & 63) == 0) urcu_qsbr_quiescent_state();
+  }
+  bool insert(const typename Map::key_type& k, u64 v) {
+    quiescent_every_64();
+    return lf_handle<Map>::insert(k, v);
+  }
+  bool find(const typename Map::key_type& k, u64& v) {
+    quiescent_every_64();
+    return lf_handle<Map>::find(k, v);
+  }
+  bool erase(const typename Map::key_type& k) {
+    quiescent_every_64();
+    return lf_handle<Map>::erase(k);
+  }
+  void add(const typename Map::key_type& k) {
+    quiescent_every_64();
+    lf_handle<Map>::add(k);
+  }
+  // A pass is one read-side section; nothing retires during the iterate workload.
+};
+#endif
 
 // A count kept in place: a mutable atomic in the element, which visit()
 // reaches (elements are never moved once published), so adding allocates
@@ -835,6 +874,18 @@ void add_lfcore_prefetching_contender(std::vector<map_contender>& c, const std::
   add_prefetching<map, Keys>(c, name, lf_sized<map>());
 }
 
+#if defined(LFCORE_HAVE_URCU_POLICY)
+// Its memory is urcu::memb's: no row of its own in the memory table.
+template <class K, class Keys = u64_keys>
+void add_lfcore_qsbr_contender(std::vector<map_contender>& c) {
+  using map = lf_map<K, lfcore::urcu::qsbr>;
+  map_contender qsbr = make_contender<map, lf_qsbr_handle<map>, Keys>(
+      "lfcore hash_trie_map<urcu::qsbr>", true, true, lf_sized<map>());
+  qsbr.bytes = nullptr;
+  c.push_back(std::move(qsbr));
+}
+#endif
+
 #if defined(LFCORE_HAVE_XENIUM)
 template <class K, class Keys>
 void add_xenium_lock_free_contender(std::vector<map_contender>& c, u64 n) {
@@ -860,6 +911,7 @@ std::vector<map_contender> map_contenders(u64 keys) {
   add_lfcore_contender<u64, lfcore::urcu::memb>(c, "lfcore hash_trie_map<urcu::memb>");
   // With the memory latency hidden, what each policy costs per node shows.
   add_lfcore_prefetching_contender<u64, lfcore::urcu::memb>(c, "lfcore hash_trie_map<urcu::memb>");
+  add_lfcore_qsbr_contender<u64>(c);
 #endif
   add_lfcore_contender<u64, lfcore::hazard_pointer_reclamation, u64_keys, lfcore::pool_allocator>(
       c, "lfcore hash_trie_map<pool_allocator>");
@@ -922,6 +974,7 @@ std::vector<map_contender> string_map_contenders(u64 keys) {
       c, "lfcore hash_trie_map");
 #if defined(LFCORE_HAVE_URCU_POLICY)
   add_lfcore_contender<S, lfcore::urcu::memb, string_keys>(c, "lfcore hash_trie_map<urcu::memb>");
+  add_lfcore_qsbr_contender<S, string_keys>(c);
 #endif
 #if defined(LFCORE_HAVE_LIBCDS)
   c.push_back(make_contender<cds_michael<S>, cds_handle<cds_michael<S>, S>, string_keys>(

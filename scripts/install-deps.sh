@@ -8,6 +8,8 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake g++ clang libclang-rt-14-dev clang-format pkg-config git python3
+  # the model checker of tests/model/
+  spin
   # clang 16 with LLVM's libc++ (scripts/test.sh's clang configuration)
   clang-16 libc++-16-dev libc++abi-16-dev libomp-16-dev
   # the 64-bit Arm cross toolchain and emulator (scripts/test-cross.sh)

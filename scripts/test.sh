@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian 12 machine as root (README's test command).
 #   1. installs the Debian packages (scripts/install-deps.sh);
-#   2. Release build: unit, stress, fuzz (corpus replay), example and bench-smoke tests;
+#   2. Release build: unit, stress, fuzz (corpus replay), example and bench-smoke tests,
+#      and Spin's model checks (tests/model/);
 #   3. ThreadSanitizer and AddressSanitizer+UBSan builds (the latter with
 #      libstdc++'s assertions), both as stress builds (tiny internal constants,
 #      injected yields): unit, stress and fuzz tests;
@@ -37,7 +38,11 @@ run() { # name, ctest label regex, cmake args...
   (cd "build/$name" && ctest -j "$jobs" -L "$labels" --timeout 900)
 }
 
-run release 'unit|stress|fuzz|example|bench-smoke' -DLFCORE_SANITIZE= -DLFCORE_STRESS_BUILD=OFF -DLFCORE_BUILD_BENCH=ON
+run release 'unit|stress|fuzz|example|bench-smoke|model' -DLFCORE_SANITIZE= -DLFCORE_STRESS_BUILD=OFF -DLFCORE_BUILD_BENCH=ON
+if ! (cd build/release && ctest -N -L model | grep -q 'Total Tests: [1-9]'); then
+  echo "test.sh: no model checks in build/release (is spin installed?)" >&2
+  exit 1
+fi
 # Sanitizer builds leave the benchmarks out: their numbers would mean nothing.
 run tsan 'unit|stress|fuzz|example' -DLFCORE_SANITIZE=thread -DLFCORE_STRESS_BUILD=ON -DLFCORE_BUILD_BENCH=OFF
 ASAN_OPTIONS=detect_leaks=1 run asan 'unit|stress|fuzz|example' -DLFCORE_SANITIZE=address -DLFCORE_STRESS_BUILD=ON -DLFCORE_BUILD_BENCH=OFF

@@ -1355,6 +1355,10 @@ private:
   // Progress: an attempt fails only when a key arrived or another attempt ran;
   // an insert retries only after it aborted or helped an attempt - each
   // retry follows another operation's step (lock-free).
+  // Model-checked: tests/model/trie_compression.pml has these steps with
+  // erases, inserts and lookups, and Spin searches every interleaving of
+  // three threads for lost or doubled keys, non-linearizable results,
+  // double retirement and livelock (tests/model/check.sh; not memory orders).
   static constexpr std::uint64_t idle = 0, freezing = 1, committed = 2;
   static std::uint64_t attempt(std::uint64_t id, std::uint64_t phase) noexcept {
     return (id << 2) | phase;

@@ -795,6 +795,12 @@ private:
   //   marked). A head insert that came before that word is in the chain the
   //   walk read. (An atom table's interns meeting atoms being collected
   //   linked one text twice before the walk started again.)
+  // Model-checked: tests/model/trie_chain.pml has appends, head inserts,
+  // unlinks and lookups of one bucket's chain, and Spin searches every
+  // interleaving of three threads for keys linked twice, summaries that miss
+  // a key and non-linearizable results; breaking any rule above (restart,
+  // add_summary first, the whole word in the head CAS, bits kept by an
+  // unlink) is caught.
   // Other targets (or LFCORE_NO_BUCKET_SUMMARY, for pointers tagged in their
   // high bits) keep no summary; the filter then always says "maybe".
   static constexpr word summary_mask = detail::bucket_summaries ? ~word(0) << 48 : 0;
@@ -1358,7 +1364,8 @@ private:
   // Model-checked: tests/model/trie_compression.pml has these steps with
   // erases, inserts and lookups, and Spin searches every interleaving of
   // three threads for lost or doubled keys, non-linearizable results,
-  // double retirement and livelock (tests/model/check.sh; not memory orders).
+  // double retirement and livelock (not memory orders); breaking the abort,
+  // the commit's CAS or the freeze's id test is caught.
   static constexpr std::uint64_t idle = 0, freezing = 1, committed = 2;
   static std::uint64_t attempt(std::uint64_t id, std::uint64_t phase) noexcept {
     return (id << 2) | phase;

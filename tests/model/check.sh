@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# tests/model/check.sh MODEL.pml - Spin's exhaustive checks of a protocol model
-# (tests/model/trie_compression.pml): every scenario must pass the safety
-# search (assertions, every interleaving) and the first two the progress
-# search (no cycle without an operation completing); every mutant - the same
-# model with one rule of the protocol broken - must fail, which shows that
-# the checks can. Needs spin ($SPIN, else spin) and a C compiler ($CC, else
-# cc). Prints one line per search; on an unexpected result, Spin's output and
-# the error trail.
+# tests/model/check.sh MODEL.pml SEARCH... - Spin's exhaustive checks of a
+# protocol model (tests/model/*.pml). Each SEARCH is "EXPECT MODE SCENARIO
+# [MUTANT]": EXPECT pass or fail, MODE safety (assertions, every
+# interleaving) or progress (no cycle without an operation completing: a
+# `progress` label), SCENARIO and MUTANT the model's macros. The model's own
+# scenarios must pass; its mutants - the model with one rule of the protocol
+# broken - must fail, which shows that the checks can. Needs spin ($SPIN, else
+# spin) and a C compiler ($CC, else cc). Prints one line per search; on an
+# unexpected result, Spin's output and the error trail.
 set -euo pipefail
 model_source=$(realpath "$1")
 spin=${SPIN:-spin}
@@ -17,8 +18,7 @@ cd "$work"
 cp "$model_source" model.pml
 failures=0
 
-# search EXPECT MODE FLAGS...: EXPECT pass or fail, MODE safety or progress,
-# FLAGS the -D macros that pick the scenario and the mutant.
+# search EXPECT MODE FLAGS...: FLAGS the -D macros of the scenario and mutant.
 search() {
   local expect=$1 mode=$2
   shift 2
@@ -46,10 +46,15 @@ search() {
   fi
 }
 
-for scenario in 1 2 3; do search pass safety -DSCENARIO=$scenario; done
-for scenario in 1 2; do search pass progress -DSCENARIO=$scenario; done
-for mutant in 1 2 3; do search fail safety -DSCENARIO=3 -DMUTANT=$mutant; done
-search fail progress -DSCENARIO=1 -DMUTANT=4
+shift
+if [ $# -eq 0 ]; then
+  echo "usage: check.sh MODEL.pml SEARCH..." >&2
+  exit 2
+fi
+for spec in "$@"; do
+  read -r expect mode scenario mutant <<<"$spec"
+  search "$expect" "$mode" -DSCENARIO="$scenario" ${mutant:+-DMUTANT="$mutant"}
+done
 
 if [ "$failures" -ne 0 ]; then
   echo "model: $failures unexpected results" >&2

@@ -16,6 +16,9 @@
 // the notifier sees the waiter (and bumps epoch_, so wait(key) returns or is
 // woken by the futex) or the waiter's later condition() check sees the store.
 //
+// Model-checked on x86-TSO store buffers (tests/model/eventcount.pml): with
+// two producers and two sleeping consumers no wake-up is lost; without the
+// notifier's fence one is.
 // Sleeping is a futex on epoch_ on Linux (std::atomic::wait elsewhere, with
 // timed waits polling): a parked thread uses no CPU. lfcore calls the futex
 // itself because libstdc++'s notify skips the wake-up system call unless its

@@ -14,6 +14,9 @@
 //            time behaves as if it had been a full fence. Otherwise a seq_cst
 //            fence.
 //
+// Both modes are model-checked on x86-TSO store buffers against an unlink and
+// scan (tests/model/hazard_pointer.pml): no node is read after it was freed,
+// and dropping either side's fence (or protect's validation) breaks that.
 // The mode is chosen once, before any hazard pointer exists (init() runs in
 // every domain's constructor), and never changes. Setting the environment
 // variable LFCORE_HP_FENCE=symmetric forces the portable mode; tests run both.

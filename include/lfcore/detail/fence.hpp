@@ -6,6 +6,8 @@
 // x86-64 and AArch64 that is still a full barrier in hardware, and because no
 // other thread touches the variable it adds no happens-before edge that could
 // hide a real race from TSan. Every fence in lfcore goes through here.
+// What TSan cannot check, the fence pairings of the eventcount and of hazard
+// pointers, Spin checks on models with x86-TSO store buffers (tests/model/).
 #pragma once
 
 #include "lfcore/config.hpp"

@@ -1,0 +1,187 @@
+/* tests/model/eventcount.pml - lfcore::eventcount (include/lfcore/
+ * eventcount.hpp) on x86-TSO, checked by Spin over every interleaving
+ * (tests/model/check.sh runs it): no wake-up is lost.
+ *
+ * Why a model: the protocol rests on a store-buffering pattern - the waiter
+ * announces itself (waiters_) then reads the condition, the notifier stores
+ * the condition then reads waiters_ - that only the notifier's full fence and
+ * the waiter's locked increment make safe, and ThreadSanitizer does not model
+ * fences (detail/fence.hpp). So each thread here has a store buffer, as an
+ * x86 core does: a plain store waits in it and reaches memory at some later
+ * step of its own (a flusher process per thread), a thread's loads see its
+ * own buffered store first, and a fence or a locked read-modify-write
+ * (fetch_add, CAS, the futex system call) waits for the buffer to drain
+ * (Owens, Sarkar and Sewell, "A better x86 memory model: x86-TSO", 2009).
+ * One entry per buffer: enough for the pattern, which has one store.
+ *
+ * The program: two producers each publish one element with a plain store
+ * (their own slot, as a queue's release store publishes) and call
+ * notify_one(); two consumers each take one element by CAS, sleeping on the
+ * eventcount as blocking_queue's wait_for_room() does (try, prepare_wait, try
+ * again, cancel_wait or wait). The futex: FUTEX_WAIT sleeps only while the
+ * epoch still holds the key, atomically; FUTEX_WAKE wakes one sleeper (any)
+ * or all. What is checked: every execution ends with both consumers done -
+ * Spin reports any in which a consumer sleeps forever ("invalid end state"),
+ * which is what a lost wake-up is - and with both elements taken once.
+ *
+ * MUTANT (0 = the C++ code):
+ * 1: notify() without its full fence ([ec.notify]): the producer's store can
+ *    still be in its buffer when it reads waiters_ == 0;
+ * 2: a consumer waits right after prepare_wait(), without trying again.
+ * (Reading the epoch before the announcement in prepare_wait() is not a
+ * mutant: both precede the second try, which is all the argument needs, and
+ * the model with that order passes too.)
+ * 3: notify() bumps the epoch but makes no FUTEX_WAKE.
+ */
+
+#ifndef SCENARIO
+#define SCENARIO 1
+#endif
+#ifndef MUTANT
+#define MUTANT 0
+#endif
+
+#define NT 4      /* threads: producers 0, 1; consumers 2, 3 */
+#define EPOCH 0   /* memory: eventcount::epoch_ */
+#define WAITERS 1 /* eventcount::waiters_ */
+#define SLOT 2    /* SLOT + p: producer p's element (1 = there) */
+#define NM 4
+
+byte mem[NM];
+bool buffered[NT]; /* each thread's store buffer: one entry */
+byte buffered_at[NT];
+byte buffered_value[NT];
+bool asleep[NT];   /* in FUTEX_WAIT */
+byte taken;        /* elements taken */
+
+/* A plain store: into the buffer (after the entry before it drained). */
+inline store(t, a, v) {
+  (!buffered[t]);
+  atomic { buffered[t] = true; buffered_at[t] = a; buffered_value[t] = v }
+}
+/* A load: the thread's own buffered store to a first, else memory. */
+inline load(t, a, v) {
+  atomic {
+    if
+    :: buffered[t] && buffered_at[t] == a -> v = buffered_value[t]
+    :: else -> v = mem[a]
+    fi
+  }
+}
+/* A full fence, or the start of a locked instruction: the buffer drains. */
+inline fence(t) { (!buffered[t]) }
+
+proctype flusher(byte t) {
+end:
+  do
+  :: atomic { buffered[t] -> mem[buffered_at[t]] = buffered_value[t]; buffered[t] = false }
+  od
+}
+
+inline futex_wake(all) {
+  atomic {
+    if
+    :: all -> asleep[2] = false; asleep[3] = false
+    :: !all && asleep[2] -> asleep[2] = false
+    :: !all && asleep[3] -> asleep[3] = false
+    :: else -> skip
+    fi
+  }
+}
+
+/* eventcount::notify() */
+inline notify(t, all) {
+#if MUTANT != 1
+  fence(t); /* [ec.notify] */
+#endif
+  load(t, WAITERS, v);
+  if
+  :: v != 0 ->
+     fence(t); atomic { mem[EPOCH]++ }; /* fetch_add */
+#if MUTANT != 3
+     fence(t); futex_wake(all)
+#else
+     skip
+#endif
+  :: else -> skip
+  fi
+}
+
+/* eventcount::prepare_wait() */
+inline prepare_wait(t, key) {
+  fence(t); atomic { mem[WAITERS]++ }; /* [ec.announce] */
+  load(t, EPOCH, key)                   /* [ec.key] */
+}
+
+/* eventcount::wait(key) */
+inline wait(t, key) {
+  do
+  :: load(t, EPOCH, v);
+     if
+     :: v != key -> break
+     :: else ->
+        fence(t); /* the system call */
+        atomic {
+          if
+          :: mem[EPOCH] == key -> asleep[t] = true
+          :: else -> skip
+          fi
+        };
+        (!asleep[t])
+     fi
+  od;
+  fence(t); atomic { mem[WAITERS]-- }
+}
+
+/* Takes an element if one is there (a CAS on a slot): sets got. */
+inline try_take(t) {
+  got = false;
+  fence(t);
+  atomic {
+    if
+    :: mem[SLOT] == 1 -> mem[SLOT] = 0; got = true
+    :: mem[SLOT + 1] == 1 -> mem[SLOT + 1] = 0; got = true
+    :: else -> skip
+    fi;
+    if
+    :: got -> taken++
+    :: else -> skip
+    fi
+  }
+}
+
+proctype producer(byte t) {
+  byte v;
+  store(t, SLOT + t, 1);
+  notify(t, false)
+}
+
+proctype consumer(byte t) {
+  byte key, v;
+  bool got;
+  do
+  :: try_take(t);
+     if
+     :: got -> break
+     :: else ->
+        prepare_wait(t, key);
+#if MUTANT != 2
+        try_take(t);
+#endif
+        if
+        :: got -> fence(t); atomic { mem[WAITERS]-- }; break /* cancel_wait */
+        :: else -> wait(t, key)
+        fi
+     fi
+  od
+}
+
+init {
+  atomic {
+    run flusher(0); run flusher(1); run flusher(2); run flusher(3);
+    run producer(0); run producer(1);
+    run consumer(2); run consumer(3)
+  }
+  (_nr_pr == 5); /* the four flushers remain */
+  assert(taken == 2 && mem[SLOT] == 0 && mem[SLOT + 1] == 0 && !buffered[0] && !buffered[1])
+}

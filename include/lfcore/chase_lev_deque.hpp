@@ -86,6 +86,8 @@ public:
     // [cl.take] seq_cst fence: orders the bottom store before the top load,
     // against [cl.steal.fence] - a thief and the owner cannot both miss each
     // other's claim on the last element (the Dekker pattern of the paper).
+    // Without it, on x86-TSO store buffers, both take that element
+    // (tests/model/chase_lev_deque.pml).
     detail::full_fence();
     std::int64_t t = top_->load(std::memory_order_relaxed);
     if (t > b) { // empty

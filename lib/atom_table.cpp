@@ -173,6 +173,7 @@ using trie = hash_trie_map<std::string_view, void, std::hash<std::string_view>,
 
 // Takes the atom for the caller: a reference (counted) or the permanent bit.
 // False if the atom is dead: it is being collected and must be treated as absent.
+// With release() and collect(), model-checked by Spin: tests/model/atom_collection.pml.
 bool claim(const atom_entry& d, bool counted) {
   std::uint32_t s = d.state.load(std::memory_order_relaxed); // relaxed: the CAS validates it
   for (;;) {

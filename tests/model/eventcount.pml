@@ -24,6 +24,14 @@
  * Spin reports any in which a consumer sleeps forever ("invalid end state"),
  * which is what a lost wake-up is - and with both elements taken once.
  *
+ * SCENARIO 1: eventcount as its header shows it: the producer calls
+ * notify_one() (a full fence, then a look at waiters_), the consumer re-checks
+ * right after prepare_wait(). SCENARIO 2: the farm's per-task hand-over
+ * (farm_base.hpp, wake() and wait_until_ready()): the producer's wake() is
+ * light() - a compiler barrier where membarrier(2) is there - and a look at
+ * waiters_, calling notify_one() only if it sees one; the consumer parks with
+ * heavy() ([farm.heavy], membarrier: every thread's buffer drains) between
+ * prepare_wait() and its re-check.
  * MUTANT (0 = the C++ code):
  * 1: notify() without its full fence ([ec.notify]): the producer's store can
  *    still be in its buffer when it reads waiters_ == 0;
@@ -31,7 +39,9 @@
  * (Reading the epoch before the announcement in prepare_wait() is not a
  * mutant: both precede the second try, which is all the argument needs, and
  * the model with that order passes too.)
- * 3: notify() bumps the epoch but makes no FUTEX_WAKE.
+ * 3: notify() bumps the epoch but makes no FUTEX_WAKE;
+ * 4: (scenario 2) the consumer parks without heavy(): the producer's push can
+ *    still be in its buffer at the re-check while its look at waiters_ saw 0.
  */
 
 #ifndef SCENARIO
@@ -153,7 +163,16 @@ inline try_take(t) {
 proctype producer(byte t) {
   byte v;
   store(t, SLOT + t, 1);
+#if SCENARIO == 2
+  /* farm_base::wake(): light() orders nothing at run time */
+  load(t, WAITERS, v); /* may_have_waiters() */
+  if
+  :: v != 0 -> notify(t, false)
+  :: else -> skip
+  fi
+#else
   notify(t, false)
+#endif
 }
 
 proctype consumer(byte t) {
@@ -165,6 +184,9 @@ proctype consumer(byte t) {
      :: got -> break
      :: else ->
         prepare_wait(t, key);
+#if SCENARIO == 2 && MUTANT != 4
+        (!buffered[0] && !buffered[1]); /* heavy(): membarrier */
+#endif
 #if MUTANT != 2
         try_take(t);
 #endif

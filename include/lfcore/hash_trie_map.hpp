@@ -1744,6 +1744,10 @@ private:
     return true;
   }
 
+  // Closing and hoisting are model-checked with inserts, erases and lookups
+  // (tests/model/trie_expansion.pml, every interleaving of three threads):
+  // leaving out the closer's summary CAS, the search of a hoisted chain
+  // whose tags match, or hoist()'s CAS is caught.
   // Hoisting (the closer's second step, see "Expansion"): the bucket of a
   // chain just closed by `child` is swung from the chain's first leaf to
   // hoisted_word(child), with child->overflow taking over as the link to

@@ -9,8 +9,8 @@
  * thief reads top and then bottom and claims with a CAS - that the owner's
  * full fence ([cl.take]) makes safe on x86 (Lê, Pop, Cohen and Zappa Nardelli,
  * "Correct and efficient work-stealing for weak memory models", PPoPP 2013).
- * Stores wait in a one-entry buffer per thread as in eventcount.pml; a
- * fence or a locked CAS drains it. The thief's fence ([cl.steal.fence]) is
+ * Stores wait in an x86-TSO store buffer per thread (tso.pml); a fence or a
+ * locked CAS drains it. The thief's fence ([cl.steal.fence]) is
  * there for weaker machines: x86 never reorders a load with a load, so this
  * model cannot show why it is needed (Arm is not modelled). The array does
  * not grow here (the capacity covers every scenario).
@@ -38,34 +38,11 @@
 #define NM 6
 #define NV 4     /* elements 1..3 */
 
-byte mem[NM];
-bool buffered[NT];
-byte buffered_at[NT];
-byte buffered_value[NT];
+#include "tso.pml"
+
 byte times_taken[NV];
 byte pushed;    /* elements pushed so far: 1..pushed */
 byte index[NV]; /* ghost: the index element v was pushed at */
-
-inline store(th, addr, val) {
-  (!buffered[th]);
-  atomic { buffered[th] = true; buffered_at[th] = addr; buffered_value[th] = val }
-}
-inline load(th, addr, val) {
-  atomic {
-    if
-    :: buffered[th] && buffered_at[th] == addr -> val = buffered_value[th]
-    :: else -> val = mem[addr]
-    fi
-  }
-}
-inline fence(th) { (!buffered[th]) }
-
-proctype flusher(byte t) {
-end:
-  do
-  :: atomic { buffered[t] -> mem[buffered_at[t]] = buffered_value[t]; buffered[t] = false }
-  od
-}
 
 inline took(v) {
   atomic { assert(v >= 1 && v <= pushed); times_taken[v]++; assert(times_taken[v] == 1) }

@@ -15,6 +15,7 @@ cc=${CC:-cc}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
+cp "$(dirname "$model_source")"/*.pml . # the files a model includes (tso.pml)
 cp "$model_source" model.pml
 failures=0
 

@@ -7,12 +7,9 @@
  * the condition then reads waiters_ - that only the notifier's full fence and
  * the waiter's locked increment make safe, and ThreadSanitizer does not model
  * fences (detail/fence.hpp). So each thread here has a store buffer, as an
- * x86 core does: a plain store waits in it and reaches memory at some later
- * step of its own (a flusher process per thread), a thread's loads see its
- * own buffered store first, and a fence or a locked read-modify-write
- * (fetch_add, CAS, the futex system call) waits for the buffer to drain
- * (Owens, Sarkar and Sewell, "A better x86 memory model: x86-TSO", 2009).
- * One entry per buffer: enough for the pattern, which has one store.
+ * x86 core does (tso.pml): a plain store waits in it, the thread's own loads
+ * see it, and a fence or a locked read-modify-write (fetch_add, CAS, the
+ * futex system call) waits for it to drain.
  *
  * The program: two producers each publish one element with a plain store
  * (their own slot, as a queue's release store publishes) and call
@@ -57,36 +54,10 @@
 #define SLOT 2    /* SLOT + p: producer p's element (1 = there) */
 #define NM 4
 
-byte mem[NM];
-bool buffered[NT]; /* each thread's store buffer: one entry */
-byte buffered_at[NT];
-byte buffered_value[NT];
+#include "tso.pml"
+
 bool asleep[NT];   /* in FUTEX_WAIT */
 byte taken;        /* elements taken */
-
-/* A plain store: into the buffer (after the entry before it drained). */
-inline store(t, a, v) {
-  (!buffered[t]);
-  atomic { buffered[t] = true; buffered_at[t] = a; buffered_value[t] = v }
-}
-/* A load: the thread's own buffered store to a first, else memory. */
-inline load(t, a, v) {
-  atomic {
-    if
-    :: buffered[t] && buffered_at[t] == a -> v = buffered_value[t]
-    :: else -> v = mem[a]
-    fi
-  }
-}
-/* A full fence, or the start of a locked instruction: the buffer drains. */
-inline fence(t) { (!buffered[t]) }
-
-proctype flusher(byte t) {
-end:
-  do
-  :: atomic { buffered[t] -> mem[buffered_at[t]] = buffered_value[t]; buffered[t] = false }
-  od
-}
 
 inline futex_wake(all) {
   atomic {
@@ -185,7 +156,7 @@ proctype consumer(byte t) {
      :: else ->
         prepare_wait(t, key);
 #if SCENARIO == 2 && MUTANT != 4
-        (!buffered[0] && !buffered[1]); /* heavy(): membarrier */
+        membarrier(); /* heavy() */
 #endif
 #if MUTANT != 2
         try_take(t);

@@ -10,11 +10,10 @@
  * side is a compiler barrier alone when membarrier(2) is there, because the
  * reclaimer's heavy() membarrier runs a full barrier on every CPU that runs a
  * thread of the process; ThreadSanitizer does not model either (it runs the
- * portable mode, and no fence). Here each thread has a one-entry store buffer
- * as in eventcount.pml (x86-TSO: a plain store waits in it, the thread's own
- * loads see it, a fence or a locked instruction drains it); membarrier waits
- * until every thread's buffer has drained, which is what a barrier run on
- * each CPU by the interrupt does.
+ * portable mode, and no fence). Here each thread has an x86-TSO store buffer
+ * (tso.pml: a plain store waits in it, the thread's own loads see it, a
+ * fence or a locked instruction drains it, and membarrier drains every
+ * thread's, as the barrier its interrupt runs on each CPU does).
  *
  * The program: a source pointer holds node 1; a reader protects what the
  * source holds (load, store the hazard, light(), load again until both loads
@@ -43,33 +42,10 @@
 #define HAZARD 1 /* the reader's hazard slot (0: none) */
 #define NM 2
 
-byte mem[NM];
-bool buffered[NT];
-byte buffered_at[NT];
-byte buffered_value[NT];
+#include "tso.pml"
+
 bool freed[4];    /* nodes 1..3 */
 bool retired[4];
-
-inline store(t, a, v) {
-  (!buffered[t]);
-  atomic { buffered[t] = true; buffered_at[t] = a; buffered_value[t] = v }
-}
-inline load(t, a, v) {
-  atomic {
-    if
-    :: buffered[t] && buffered_at[t] == a -> v = buffered_value[t]
-    :: else -> v = mem[a]
-    fi
-  }
-}
-inline fence(t) { (!buffered[t]) }
-
-proctype flusher(byte t) {
-end:
-  do
-  :: atomic { buffered[t] -> mem[buffered_at[t]] = buffered_value[t]; buffered[t] = false }
-  od
-}
 
 inline light(t) {
 #if SCENARIO == 2 && MUTANT != 2
@@ -82,7 +58,7 @@ inline light(t) {
 inline heavy(t) {
 #if SCENARIO == 1 && MUTANT != 1
   fence(t);
-  (!buffered[0] && !buffered[1]) /* membarrier: a barrier on every CPU */
+  membarrier()
 #elif SCENARIO == 2
   fence(t)
 #else

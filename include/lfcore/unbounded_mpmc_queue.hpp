@@ -26,6 +26,8 @@
 //   segment it is about to retire. (The published FAAArrayQueue swings head_
 //   without this step; then tail_ can still point to a retired segment, and a
 //   producer's hazard pointer validated against tail_ would not protect it.)
+//   tests/model/unbounded_mpmc_queue.pml shows both: Spin finds that
+//   execution in the published algorithm and none in this one.
 //
 // Who may call what: any thread, any member but the destructor.
 // Progress: push and try_pop are lock-free. A producer whose slot a consumer

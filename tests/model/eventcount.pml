@@ -16,8 +16,8 @@
  * notify_one(); two consumers each take one element by CAS, sleeping on the
  * eventcount as blocking_queue's wait_for_room() does (try, prepare_wait, try
  * again, cancel_wait or wait). The futex: FUTEX_WAIT sleeps only while the
- * epoch still holds the key, atomically; FUTEX_WAKE wakes one sleeper (any)
- * or all. What is checked: every execution ends with both consumers done -
+ * epoch still holds the key, atomically; FUTEX_WAKE wakes one sleeper (any).
+ * What is checked: every execution ends with both consumers done -
  * Spin reports any in which a consumer sleeps forever ("invalid end state"),
  * which is what a lost wake-up is - and with both elements taken once.
  *
@@ -59,19 +59,19 @@
 bool asleep[NT];   /* in FUTEX_WAIT */
 byte taken;        /* elements taken */
 
-inline futex_wake(all) {
+/* FUTEX_WAKE of one sleeper, any (notify_one; notify_all is not modelled). */
+inline futex_wake() {
   atomic {
     if
-    :: all -> asleep[2] = false; asleep[3] = false
-    :: !all && asleep[2] -> asleep[2] = false
-    :: !all && asleep[3] -> asleep[3] = false
+    :: asleep[2] -> asleep[2] = false
+    :: asleep[3] -> asleep[3] = false
     :: else -> skip
     fi
   }
 }
 
 /* eventcount::notify() */
-inline notify(t, all) {
+inline notify(t) {
 #if MUTANT != 1
   fence(t); /* [ec.notify] */
 #endif
@@ -80,7 +80,7 @@ inline notify(t, all) {
   :: v != 0 ->
      fence(t); atomic { mem[EPOCH]++ }; /* fetch_add */
 #if MUTANT != 3
-     fence(t); futex_wake(all)
+     fence(t); futex_wake()
 #else
      skip
 #endif
@@ -138,11 +138,11 @@ proctype producer(byte t) {
   /* farm_base::wake(): light() orders nothing at run time */
   load(t, WAITERS, v); /* may_have_waiters() */
   if
-  :: v != 0 -> notify(t, false)
+  :: v != 0 -> notify(t)
   :: else -> skip
   fi
 #else
-  notify(t, false)
+  notify(t)
 #endif
 }
 

@@ -20,7 +20,7 @@
  * agree), reads the node and resets the hazard, twice; a reclaimer swings the
  * source to node 2 and then to node 3 with CAS (locked: it drains), retiring
  * each node it replaced: heavy(), read the hazard, free the node unless the
- * hazard holds it (else it stays retired; it is checked again at the end).
+ * hazard holds it (else it stays retired: at the end no hazard holds anything).
  *
  * SCENARIO 1: membarrier mode (light() a compiler barrier, heavy() membarrier);
  * SCENARIO 2: symmetric mode (both a full fence; LFCORE_HP_FENCE=symmetric).
@@ -45,7 +45,6 @@
 #include "tso.pml"
 
 bool freed[4];    /* nodes 1..3 */
-bool retired[4];
 
 inline light(t) {
 #if SCENARIO == 2 && MUTANT != 2
@@ -108,7 +107,6 @@ proctype reclaimer() {
   :: else ->
      fence(1);
      atomic { assert(mem[SRC] == n); mem[SRC] = n + 1 }; /* the unlinking CAS */
-     retired[n] = true;
      scan(n);
      n++
   od

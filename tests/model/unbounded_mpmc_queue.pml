@@ -49,7 +49,6 @@ byte dequeued[NSEG];
 byte state[NSEG];    /* the segment's one slot */
 byte value[NSEG];
 byte next[NSEG];
-bool allocated[NSEG];
 bool retired[NSEG];
 bool freed[NSEG];
 byte hazard[NTH];
@@ -124,7 +123,7 @@ inline push(v) {
                 :: next[seg] == NIL ->
                    assert(segments < NSEG);
                    nx = segments; segments++;
-                   allocated[nx] = true; enqueued[nx] = 1; state[nx] = FULL; value[nx] = v;
+                   enqueued[nx] = 1; state[nx] = FULL; value[nx] = v;
                    next[nx] = NIL;
                    next[seg] = nx; done = true
                 :: else -> skip
@@ -247,7 +246,7 @@ progress_popped:
 init {
   byte s, v;
   atomic {
-    allocated[0] = true; next[0] = NIL;
+    next[0] = NIL;
     hazard[0] = NIL; hazard[1] = NIL; hazard[2] = NIL; hazard[3] = NIL;
     run producer(0); run producer(1);
 #if SCENARIO == 1

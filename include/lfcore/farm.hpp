@@ -194,7 +194,9 @@ private:
   // least k + 1 slots are free - it is always woken with room, and it then
   // refills half a ring at once. Measured against k = refill_batch (2 vCPUs,
   // one worker, 1 us tasks): 0.89-0.91 -> 0.92 of the sequential rate. Smaller
-  // rings (on-demand): every pop.
+  // rings (on-demand): every pop. Spin checks this on rings of four slots
+  // (tests/model/farm.pml): no producer is left asleep, and waking it once a
+  // ring instead of every half ring does leave one.
   using element_queue = spsc_queue<task_item>;
   static std::uint64_t pops_per_room_notify(std::size_t capacity) {
     return capacity >= element_queue::refill_min_capacity ? capacity / 2 : 1;
@@ -219,12 +221,14 @@ private:
   // flow, at once after a pause, and never sits unannounced while its worker
   // waits in the farm: in ordered mode the collector may wait for exactly
   // that result, and no worker waits without announcing first, so nobody
-  // waits for ever. (Only a task that blocks until the sink has seen an
-  // earlier result of its own worker can wait on a result that missed the
-  // parked flag, until the batch rules above announce it: tasks should not
-  // wait on the sink.) Measured on 2 vCPUs against a collector woken per
-  // batch (32 results or 200 us): 10 us tasks at nw = 1 went from 0.95-0.97
-  // to 0.99 of the sequential loop's rate (bench/results/README.md, task farm).
+  // waits for ever (model-checked in tests/model/farm.pml, where a worker
+  // that waits without announcing stops a feedback loop). Only a task that
+  // blocks until the sink has seen an earlier result of its own worker can
+  // wait on a result that missed the parked flag, until the batch rules above
+  // announce it: tasks should not wait on the sink. Measured on 2 vCPUs
+  // against a collector woken per batch (32 results or 200 us): 10 us tasks
+  // at nw = 1 went from 0.95-0.97 to 0.99 of the sequential loop's rate
+  // (bench/results/README.md, task farm).
   static constexpr std::uint64_t results_per_wake = stress_build ? 2 : 32;
   static constexpr int poll_limit = 2;
   // Between polls the collector yields a few times instead of idle_spins:

@@ -24,7 +24,12 @@ search() {
   local expect=$1 mode=$2
   shift 2
   rm -f pan pan.* model.pml.trail
-  "$spin" -a "$@" model.pml >/dev/null
+  if ! "$spin" -a "$@" model.pml >spin.txt 2>&1; then
+    echo "model: $* : spin could not translate the model (expected to $expect)"
+    cat spin.txt
+    failures=$((failures + 1))
+    return
+  fi
   if [ "$mode" = safety ]; then
     "$cc" -O2 -w -DSAFETY -DCOLLAPSE -o pan pan.c
     ./pan -m100000 >out.txt 2>&1 || true

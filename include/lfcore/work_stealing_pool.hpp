@@ -17,7 +17,8 @@
 //   hint): if that hint is stale, a sleeper misses one spawn - harmless,
 //   because the spawning worker is awake and runs the task itself - and the
 //   next spawn wakes it. So an idle pool uses no CPU and a busy one pays no
-//   fence per spawn.
+//   fence per spawn. (Spin checks these rules, the group wake-up below and
+//   the destructor's last search: tests/model/work_stealing_pool.pml.)
 // * task_group::wait() helps: it runs other tasks (its own first) until its
 //   group is done, so nested parallelism cannot deadlock; with nothing to run
 //   it parks on the same eventcount, woken when its group finishes. That

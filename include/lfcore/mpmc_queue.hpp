@@ -22,7 +22,8 @@
 // while an earlier producer is still writing its cell. A pop sees everything
 // its element's producer did before the push ([mpmc.publish]/[mpmc.observe]).
 // Capacity is at least 2: with one cell, "full for position p" (seq == p + 1)
-// would read as "free for position p + 1".
+// would read as "free for position p + 1". (Spin checks the queue, and finds
+// that overwrite with one cell: tests/model/mpmc_queue.pml.)
 // Exceptions: T must be nothrow move-constructible (a claimed cell cannot be
 // given back, so a move that throws would lose or strand an element). A copy
 // made by try_push(const T&) happens before any cell is claimed: if it throws,

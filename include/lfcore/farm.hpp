@@ -564,7 +564,9 @@ private:
     if (!l.output.try_push(std::move(r))) {
       // Before waiting: the collector makes the room. notify_one wakes it
       // parked or gathering (gather_results); a full ring is rare, so is
-      // its fence. It announces the batch as [farm.announce] would.
+      // its fence. It announces the batch as [farm.announce] would - which
+      // a ring shorter than results_per_wake (capacity under 32) needs: it
+      // fills before the batch rule announces (tests/model/farm.pml).
       batch.pending = 0;
       collector_wake_.notify_one();
       if (!wait_until_ready(c.wake, c.room_waits, wakers::per_batch,

@@ -53,6 +53,8 @@
  * holding at most one task, woken on every pop).
  * SCENARIO 5: two workers frozen and thawed at any moment (no collector: the
  * workers drop their results).
+ * SCENARIO 6: one worker with a collector, its output ring shorter than
+ * results_per_wake (farm_options::capacity under 32 in the code).
  * MUTANT (0 = the C++ code):
  * 1: a worker wakes the emitter after every C-th pop (once a ring), not K-th:
  *    a producer that failed with fewer than R slots free can see the rest
@@ -62,7 +64,11 @@
  *    (scenario 3: the emitter waits for results the parked collector was
  *    never told of);
  * 4: the emitter closes the rings without waking the workers;
- * 5: a worker closes its output without waking the collector.
+ * 5: a worker closes its output without waking the collector;
+ * 6: a worker waits for room in its output ring without waking the
+ *    collector first (scenario 6: its results fill the ring before the batch
+ *    rule announces them; where the ring holds results_per_wake, as in
+ *    scenario 1, that wake-up is not needed).
  */
 
 #ifndef SCENARIO
@@ -125,6 +131,16 @@
 #define KO 1
 #define NO_COLLECTOR
 #define THROTTLE
+#elif SCENARIO == 6
+#define W 1
+#define NTASKS 4
+#define C 2
+#define R 1
+#define K 1
+#define CO 2
+#define RO 1
+#define KO 1
+#define RESULTS_PER_WAKE 4 /* more than the output ring holds */
 #endif
 
 #if MUTANT == 1
@@ -142,7 +158,9 @@
 #else
 #define SOURCE_TASKS NTASKS
 #endif
+#ifndef RESULTS_PER_WAKE
 #define RESULTS_PER_WAKE 2
+#endif
 #define POLL_LIMIT 1 /* the code's poll_limit is 2: see the header */
 
 /* Rings 0..W-1 carry tasks (emitter -> worker i), W..2W-1 results (worker
@@ -406,7 +424,9 @@ proctype worker(byte me) {
      if
      :: !ok ->
         pending = 0;
+#if MUTANT != 6
         notify(COLLECTOR);
+#endif
         WAIT_UNTIL_READY(WORKER + me, push_result, ok)
      :: else -> skip
      fi;

@@ -120,7 +120,7 @@ inline notify(all) {
        epoch++;
        if
        :: all -> for (i : 0 .. NTH - 1) { asleep[i] = false }
-       :: else ->
+       :: else -> /* FUTEX_WAKE of one sleeper, any (NTH = 3 threads) */
           if
           :: asleep[0] -> asleep[0] = false
           :: asleep[1] -> asleep[1] = false
@@ -130,7 +130,7 @@ inline notify(all) {
        fi
     :: else -> skip
     fi;
-    i = 0
+    i = 0 /* the loop's counter is dead: one state, not several */
   }
 }
 

@@ -17,6 +17,10 @@
 // Progress: try_* as Q's; push/pop block by design. Cost added to a push: two
 // uncontended RMWs on pushers_ (per producer they touch the same line, so many
 // producers contend on it) and, like a pop, one fence and one load to notify.
+// Model-checked by Spin (tests/model/blocking_queue.pml): close() racing with
+// pushes and pops, timed calls, any sleeper woken by a notify; and the reads
+// and wake-ups below that it shows are needed ([bq.quiet], the wake-up of a
+// push that finds the queue closed, close()'s two notify_all()s).
 #pragma once
 
 #include "lfcore/eventcount.hpp"

@@ -90,6 +90,12 @@ public:
   }
 
   /// Wakes at least one thread waiting with a key older than this call.
+  /// (Linux wakes a futex's sleepers of equal priority in FIFO order, but
+  /// does not promise to: a thread that announced after this call's epoch
+  /// bump may be asleep already and take the wake-up. Its re-check then saw
+  /// the caller's change and found it gone - for a hand-over such as an
+  /// element or a free slot, taken by someone. blocking_queue.pml lets the
+  /// futex wake any sleeper.)
   void notify_one() noexcept { notify(false); }
   /// Wakes every thread waiting with a key older than this call.
   void notify_all() noexcept { notify(true); }

@@ -20,7 +20,10 @@
 // are destroyed. If the OS refuses a stage its thread, run_and_wait closes
 // every channel, so that the stages already started stop wherever they
 // wait, joins them and throws std::system_error. A pipeline runs once
-// (run_and_wait consumes it).
+// (run_and_wait consumes it). Spin checks this shutdown for a pipeline of a
+// source, a sequential stage and the sink, any of which throws at any item
+// (tests/model/blocking_queue.pml, scenario 3): every thread ends, even one
+// asleep on a full channel, which is why a stage closes its input too.
 #pragma once
 
 #include "lfcore/blocking_queue.hpp"

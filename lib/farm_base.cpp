@@ -80,6 +80,9 @@ farm_sensors farm_base::sensors() const {
 void farm_base::fail(std::exception_ptr e) noexcept {
   if (!failed_.exchange(true, std::memory_order_acq_rel)) error_ = std::move(e); // first one wins
   stop_.store(true, std::memory_order_relaxed); // the notifies below fence it
+  // Every sleeper, workers included: a worker may wait for room in its
+  // output after the emitter ended, and the collector, its only other
+  // waker, has just thrown (tests/model/farm.pml, scenario 7, mutant 9).
   wake_all();
 }
 

@@ -34,7 +34,7 @@
  * collector_parked_ and its latency rule are a free choice to announce (only
  * results_per_wake forces it); set_active_workers() is the emitter reading
  * any number of active workers at each send (see try_send).
- * Not modelled: stop and exceptions, the one-thread farm, pinning.
+ * Not modelled: the one-thread farm, pinning, a thread the OS refuses.
  *
  * What is checked: every execution ends with every thread finished - Spin
  * reports one in which threads are all asleep ("invalid end state"), which is
@@ -55,6 +55,11 @@
  * workers drop their results).
  * SCENARIO 6: one worker with a collector, its output ring shorter than
  * results_per_wake (farm_options::capacity under 32 in the code).
+ * SCENARIO 7: exceptions: the source, the worker's function or the sink
+ * throws, at any task, and farm_base::fail() stops the farm - stop_, then a
+ * notify_all() on every eventcount - while threads may be asleep for room,
+ * for a task or for results. Checked too: every thread ends; no task
+ * delivered twice (what was in flight may be lost: the farm rethrows).
  * MUTANT (0 = the C++ code):
  * 1: a worker wakes the emitter after every C-th pop (once a ring), not K-th:
  *    a producer that failed with fewer than R slots free can see the rest
@@ -68,7 +73,14 @@
  * 6: a worker waits for room in its output ring without waking the
  *    collector first (scenario 6: its results fill the ring before the batch
  *    rule announces them; where the ring holds results_per_wake, as in
- *    scenario 1, that wake-up is not needed).
+ *    scenario 1, that wake-up is not needed);
+ * 7: fail() wakes nobody (scenario 7: the emitter sleeps for room in the
+ *    ring of a worker whose task threw);
+ * 8: wait_until_ready() looks at stop_ before announcing itself but not
+ *    after (scenario 7: a stop between the two is missed);
+ * 9: fail() wakes the emitter and the collector, not the workers (scenario
+ *    7: the emitter has ended, the sink throws, and the worker sleeps on,
+ *    waiting for room in its output ring).
  */
 
 #ifndef SCENARIO
@@ -141,6 +153,16 @@
 #define RO 1
 #define KO 1
 #define RESULTS_PER_WAKE 4 /* more than the output ring holds */
+#elif SCENARIO == 7
+#define W 1
+#define NTASKS 5
+#define C 2
+#define R 1
+#define K 1
+#define CO 2
+#define RO 1
+#define KO 1
+#define STOP
 #endif
 
 #if MUTANT == 1
@@ -232,13 +254,49 @@ inline notify(e) {
  * (`ready`, an inline) as a parameter. */
 #define WAIT_UNTIL_READY(e, ready, ok) \
   do \
-  :: prepare_wait(e); \
+  :: LOOK_BEFORE_ANNOUNCING(ok) \
+     prepare_wait(e); \
      ready(ok); \
      if \
-     :: ok -> cancel_wait(e); break \
+     :: ok || STOPPED -> cancel_wait(e); break \
      :: else -> ec_wait(e) \
      fi \
   od
+/* After announcing, the look at stop_ too (it returns false then); mutant 8
+ * looks at stop_ only before announcing. */
+#if MUTANT == 8
+#define LOOK_BEFORE_ANNOUNCING(ok) \
+  if \
+  :: stop -> ok = false; break \
+  :: else -> skip \
+  fi;
+#define STOPPED false
+#else
+#define LOOK_BEFORE_ANNOUNCING(ok)
+#define STOPPED stop
+#endif
+
+/* farm_base::fail() (scenario 7): the first exception stops every thread -
+ * stop_, then wake_all(): notify_all() on every eventcount. Mutant 7 wakes
+ * nobody; mutant 9 only the emitter and the collector. */
+bool stop;
+#ifdef STOP
+#define MAY_THROW(action) \
+  if \
+  :: !stop -> fail(); goto action \
+  :: skip \
+  fi
+#endif
+inline fail() {
+  stop = true;
+#if MUTANT != 7
+  notify(EMITTER);
+  notify(COLLECTOR);
+#if MUTANT != 9
+  for (i : 0 .. W - 1) { notify(WORKER + i) }
+#endif
+#endif
+}
 
 bool collector_parked;       /* farm::collector_parked_ */
 #ifdef NO_COLLECTOR
@@ -323,7 +381,11 @@ proctype emitter() {
   byte seq = 0, next = 0, nw, k, i, in_flight = 0, submitted = 0, produced = 0, v;
   bool ok, have;
   do
-  :: true ->
+  :: stop -> break /* while (!stopped()) */
+  :: !stop ->
+#ifdef STOP
+     MAY_THROW(closing); /* the source threw */
+#endif
 #ifdef FEEDBACK
      do
      :: take_feedback(ok);
@@ -352,12 +414,17 @@ proctype emitter() {
         :: !ok -> WAIT_UNTIL_READY(EMITTER, try_send, ok)
         :: else -> skip
         fi;
+        if
+        :: !ok -> break /* stopped */
+        :: else -> skip
+        fi;
 #ifdef FEEDBACK
         in_flight++;
 #endif
         seq++
      fi
   od;
+closing:
   for (i : 0 .. W - 1) { closed[i] = true } /* [farm.close] */
 #if MUTANT != 4
   for (i : 0 .. W - 1) { notify(WORKER + i) }
@@ -394,7 +461,7 @@ inline announce() {
 }
 
 proctype worker(byte me) {
-  byte t, pending = 0, popped = 0;
+  byte t, pending = 0, popped = 0, i;
   bool ok, end = false;
   do
   :: true ->
@@ -406,7 +473,7 @@ proctype worker(byte me) {
 #endif
         WAIT_UNTIL_READY(WORKER + me, task_ready, ok);
         if
-        :: end -> break
+        :: end || !ok -> break /* end of stream, or stopped */
         :: else -> skip
         fi
      :: else -> skip
@@ -416,6 +483,13 @@ proctype worker(byte me) {
      :: popped % TASK_ROOM_EVERY == 0 -> notify(EMITTER) /* it may wait for room */
      :: else -> skip
      fi;
+     if
+     :: stop -> break
+     :: else -> skip
+     fi;
+#ifdef STOP
+     MAY_THROW(closing); /* the task threw */
+#endif
 #ifdef NO_COLLECTOR
      atomic { assert(!delivered[t]); delivered[t] = true; ndelivered++ }
 #else
@@ -427,7 +501,11 @@ proctype worker(byte me) {
 #if MUTANT != 6
         notify(COLLECTOR);
 #endif
-        WAIT_UNTIL_READY(WORKER + me, push_result, ok)
+        WAIT_UNTIL_READY(WORKER + me, push_result, ok);
+        if
+        :: !ok -> break /* stopped */
+        :: else -> skip
+        fi
      :: else -> skip
      fi;
      pending++;
@@ -441,11 +519,14 @@ proctype worker(byte me) {
      fi
 #endif
   od;
+closing:
 #ifndef NO_COLLECTOR
   closed[W + me] = true; /* [farm.close] */
 #if MUTANT != 5
   notify(COLLECTOR)
 #endif
+#else
+  skip
 #endif
 }
 
@@ -483,6 +564,9 @@ inline changed(any) {
 }
 
 inline sink(v) {
+#ifdef STOP
+  MAY_THROW(stopping); /* the sink threw */
+#endif
   atomic {
     assert(!delivered[v]);
 #ifdef ORDERED
@@ -561,7 +645,7 @@ proctype collector() {
   bool delivered[NTASKS]; /* ghost: tasks that reached the sink */
   byte ndelivered;        /* ghost */
   do
-  :: open == 0 -> break
+  :: open == 0 || stop -> break /* while (open > 0 && !stopped()) */
   :: else ->
      drain(delivered_now);
      if
@@ -576,7 +660,8 @@ proctype collector() {
      :: else -> skip
      fi
   od;
-  assert(ndelivered == NTASKS)
+stopping:
+  assert(stop || ndelivered == NTASKS)
 }
 #endif
 
@@ -593,7 +678,7 @@ init {
 #ifdef NO_COLLECTOR
   assert(ndelivered == NTASKS);
 #endif
-  for (i : 0 .. NR - 1) { assert(head[i] == tail[i]) }
+  for (i : 0 .. NR - 1) { assert(stop || head[i] == tail[i]) } /* a stop leaves what it leaves */
 #ifdef FEEDBACK
   assert(fb_head == fb_tail)
 #endif

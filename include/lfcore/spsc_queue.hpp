@@ -39,6 +39,11 @@
 // Progress: wait-free for both sides (no loops but over a batch).
 // Ordering: FIFO; a pop that returns an element sees everything the producer
 // did before pushing it ([spsc.publish] release / [spsc.observe] acquire).
+// Model-checked under release/acquire, where a load may read a stale value
+// as on Arm (tests/model/spsc_queue.pml): both orders are needed, and so is
+// publishing positions in order, which try_pop_n's one load per prefix
+// relies on. ([spsc.free]/[spsc.observe-free] order a slot's read before
+// its next write, which only load buffering could undo; the model has none.)
 // Exceptions: if constructing the element throws, try_push has no effect; if
 // moving it out throws, try_pop has no effect (the element stays queued).
 // Capacity 0 or not a power of two: std::invalid_argument.

@@ -14,7 +14,10 @@
 // Invariants: the producer writes only the tail ring; a ring's `next` is
 // written once (null -> the following ring) by the producer, after the last
 // element it will ever push to that ring. So a consumer that sees `next` set
-// and then finds the ring empty knows it is drained for good.
+// and then finds the ring empty knows it is drained for good. Model-checked
+// under release/acquire (tests/model/spsc_queue.pml, scenario 3): with
+// [uspsc.link] or [uspsc.observe-link] relaxed, or without the second look
+// in pop_with(), an element is skipped.
 //
 // Who may call what: one producer thread calls push/try_push/emplace, one
 // consumer thread calls try_pop; the roles may change hands if the hand-over is

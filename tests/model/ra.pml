@@ -1,0 +1,79 @@
+/* tests/model/ra.pml - C++'s release/acquire and relaxed atomics, for the
+ * models that check a hand-over by memory order alone (spsc_queue.pml): the
+ * orders x86 gives every access for free and Arm or POWER only where the code
+ * asks (an STLR, an LDAR, a barrier). After the view-based operational
+ * semantics of release/acquire (Kang, Hur, Lahav, Vafeiadis and Dreyer, "A
+ * Promising Semantics for Relaxed-Memory Concurrency", POPL 2017, without its
+ * promises). The including model defines NTH (threads), NLOC (locations) and
+ * MAXMSG (stores per location, the initial one included) first, and names
+ * the running thread `me`.
+ *
+ * Memory is each location's history of messages, in modification order, a
+ * timestamp each (0 the initial value). Each thread has a view: per location,
+ * the newest timestamp it has seen or written. A load may read any message
+ * at or after its view of the location (a stale value, as a weak machine
+ * shows one) and raises that view to it; an acquire load also takes in the
+ * view the message carries. A store appends a message after every other one
+ * (exact when its thread has seen the last one, as with a location only it
+ * writes; asserted); a release store gives it the thread's whole view, a
+ * relaxed one only itself. So a thread that acquires a release store sees
+ * everything its writer had seen.
+ * Left out: load buffering (a load reading a store its thread's later
+ * stores lead to: architecturally allowed on Arm, never seen on x86) - a
+ * load reads only messages that exist; fences; read-modify-writes.
+ * Non-atomic data is a location accessed relaxed: reading a stale message of
+ * it is what a data race would read.
+ */
+
+byte nmsg[NLOC];                    /* messages so far: timestamps 0 .. nmsg - 1 */
+byte mval[NLOC * MAXMSG];           /* each message's value */
+byte mview[NLOC * MAXMSG * NLOC];   /* each message's view */
+byte tview[NTH * NLOC];             /* each thread's view */
+byte ra_i, ra_ts;                   /* scratch, 0 between steps */
+#define RA_MSG(l, ts) ((l) * MAXMSG + (ts))
+#define RA_MVIEW(l, ts, l2) mview[RA_MSG(l, ts) * NLOC + (l2)]
+#define RA_TVIEW(l) tview[me * NLOC + (l)]
+
+/* Before the threads start: location l holds v. */
+inline ra_init(l, v) { nmsg[l] = 1; mval[RA_MSG(l, 0)] = v }
+
+inline ra_store(l, v, release) {
+  atomic {
+    assert(nmsg[l] < MAXMSG); /* else raise MAXMSG */
+    /* Appending is exact only for a writer that has seen the location's
+     * last message (else its store could also go before that one): */
+    assert(RA_TVIEW(l) == nmsg[l] - 1);
+    mval[RA_MSG(l, nmsg[l])] = v;
+    RA_TVIEW(l) = nmsg[l];
+    if
+    :: release ->
+       for (ra_i : 0 .. NLOC - 1) { RA_MVIEW(l, nmsg[l], ra_i) = RA_TVIEW(ra_i) }
+    :: else -> RA_MVIEW(l, nmsg[l], l) = nmsg[l]
+    fi;
+    nmsg[l]++;
+    ra_i = 0 /* dead: one state, not several */
+  }
+}
+
+inline ra_load(l, v, acquire) {
+  atomic {
+    ra_ts = RA_TVIEW(l);
+    do /* any message from our view on */
+    :: ra_ts + 1 < nmsg[l] -> ra_ts++
+    :: break
+    od;
+    v = mval[RA_MSG(l, ra_ts)];
+    RA_TVIEW(l) = ra_ts;
+    if
+    :: acquire ->
+       for (ra_i : 0 .. NLOC - 1) {
+         if
+         :: RA_MVIEW(l, ra_ts, ra_i) > RA_TVIEW(ra_i) -> RA_TVIEW(ra_i) = RA_MVIEW(l, ra_ts, ra_i)
+         :: else -> skip
+         fi
+       }
+    :: else -> skip
+    fi;
+    ra_ts = 0; ra_i = 0
+  }
+}

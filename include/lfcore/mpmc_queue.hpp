@@ -23,7 +23,11 @@
 // its element's producer did before the push ([mpmc.publish]/[mpmc.observe]).
 // Capacity is at least 2: with one cell, "full for position p" (seq == p + 1)
 // would read as "free for position p + 1". (Spin checks the queue, and finds
-// that overwrite with one cell: tests/model/mpmc_queue.pml.)
+// that overwrite with one cell: tests/model/mpmc_queue.pml. Its second
+// scenario runs under release/acquire, where a load may read a stale value
+// as on Arm: each of [mpmc.publish], [mpmc.observe] and [mpmc.free] is
+// needed, the last because a cell's next producer must write after the
+// element its consumer read, and the counters may stay relaxed.)
 // Exceptions: T must be nothrow move-constructible (a claimed cell cannot be
 // given back, so a move that throws would lose or strand an element). A copy
 // made by try_push(const T&) happens before any cell is claimed: if it throws,

@@ -10,7 +10,8 @@
  * claims the position and, when it fails, hands back the counter's value),
  * then the producer's construct-and-publish and the consumer's
  * read-and-release, one load, store or CAS per step, under sequential
- * consistency (the acquire/release pairs are ThreadSanitizer's to check).
+ * consistency (scenario 1) or under release/acquire (scenario 2: ra.pml,
+ * where a load may read a store its thread has not seen past, as on Arm).
  * Two producers push two elements each, retrying while the ring is full; two
  * consumers pop until all four are out, retrying while it looks empty.
  * Retries are not progress here: a producer preempted between its claim and
@@ -18,6 +19,13 @@
  * so only safety is checked.
  *
  * SCENARIO 1: a ring of two cells (the smallest the code accepts).
+ * SCENARIO 2: the same under release/acquire (the second producer pushing
+ * one element, not two), with the code's memory orders
+ * (the counters relaxed, a CAS reading the counter's last value). Checked
+ * instead of "no element overwritten", which a load there cannot tell: each
+ * store to a cell's element or sequence is by a thread that has seen the
+ * one before it (ra.pml's assertion), else the two could be ordered either
+ * way and a consumer of the later lap read the earlier element.
  * MUTANT (0 = the C++ code):
  * 1: a ring of one cell: "full for position p" (seq == p + 1) reads as
  *    "free for position p + 1", and a producer overwrites an element
@@ -26,7 +34,13 @@
  *    the element;
  * 3: a producer publishes (seq = pos + 1) before it has written the element;
  * 4: claim() takes a cell whose sequence is at most pos + turn, not exactly
- *    that: a consumer takes a cell whose producer has not published it.
+ *    that: a consumer takes a cell whose producer has not published it;
+ * 5: [mpmc.publish] relaxed (scenario 2: a consumer reads the cell's
+ *    earlier element);
+ * 6: [mpmc.observe] relaxed (scenario 2);
+ * 7: [mpmc.free] relaxed (scenario 2: the next lap's producer writes the
+ *    element without having seen the one the consumer read - their order
+ *    is free, so the next consumer may read the old one).
  */
 
 #ifndef SCENARIO
@@ -42,33 +56,77 @@
 #define CAP 2
 #endif
 #define NP 2       /* producers */
-#define PER 2      /* elements per producer */
+#define PER 2      /* elements per producer (scenario 2: the second pushes one) */
+#if SCENARIO == 1
 #define TOTAL (NP * PER)
+#else
+#define TOTAL (NP * PER - 1)
+#endif
 #define EMPTY 255
 
+byte popped;       /* ghost: elements popped */
+bool got[NP * PER]; /* ghost: each element popped */
+
+#if SCENARIO == 1
 byte seq[CAP];     /* cell::seq */
 byte val[CAP];     /* cell::value: producer * PER + n, or EMPTY */
 byte enq, deq;     /* enqueue_pos_, dequeue_pos_ */
-byte popped;       /* ghost: elements popped */
-bool got[TOTAL];   /* ghost: each element popped */
+#define ENQ enq
+#define DEQ deq
+#define LOAD_COUNTER(counter, v) v = counter
+#define CAS_COUNTER(counter) \
+  atomic { \
+    if \
+    :: counter == pos -> counter = pos + 1; ok = true \
+    :: else -> pos = counter; ok = false \
+    fi \
+  }
+#define LOAD_SEQ(cell, v, acquire) v = seq[cell]
+#define STORE_SEQ(cell, v, release) seq[cell] = v
+#define STORE_ELEMENT(cell, v) atomic { assert(val[cell] == EMPTY); val[cell] = v }
+#define LOAD_ELEMENT(cell, v) v = val[cell]
+#define DESTROY_ELEMENT(cell) val[cell] = EMPTY
+#else
+/* locations: each cell's sequence and element, the two counters */
+#define NTH 4
+#define NLOC (2 * CAP + 2)
+#define MAXMSG (1 + 2 * TOTAL / CAP + 1) /* a sequence: 0, then two stores per lap */
+#define ENQ (2 * CAP)
+#define DEQ (2 * CAP + 1)
+#include "ra.pml"
+#define LOAD_COUNTER(counter, v) ra_load(counter, v, false)
+/* compare_exchange, relaxed: reads the counter's last value; on failure,
+ * hands it back in pos. */
+#define CAS_COUNTER(counter) \
+  atomic { \
+    RA_TVIEW(counter) = nmsg[counter] - 1; \
+    if \
+    :: mval[RA_MSG(counter, nmsg[counter] - 1)] == pos -> ra_store(counter, pos + 1, false); ok = true \
+    :: else -> pos = mval[RA_MSG(counter, nmsg[counter] - 1)]; ok = false \
+    fi \
+  }
+#define LOAD_SEQ(cell, v, acquire) ra_load(cell, v, acquire)
+#define STORE_SEQ(cell, v, release) ra_store(cell, v, release)
+#define STORE_ELEMENT(cell, v) ra_store(CAP + (cell), v, false)
+#define LOAD_ELEMENT(cell, v) ra_load(CAP + (cell), v, false)
+#define DESTROY_ELEMENT(cell) skip
+#endif
+#define OBSERVE_ACQUIRE (MUTANT != 6)
+#define PUBLISH_RELEASE (MUTANT != 5)
+#define FREE_RELEASE (MUTANT != 7)
 
 /* claim(counter, turn): sets pos and ok (false: full / empty). */
 inline claim(counter, turn) {
-  pos = counter; /* relaxed: validated by seq */
+  LOAD_COUNTER(counter, pos); /* relaxed: validated by seq */
   do
-  :: s = seq[pos % CAP]; /* [mpmc.observe] */
+  :: LOAD_SEQ(pos % CAP, s, OBSERVE_ACQUIRE); /* [mpmc.observe] */
      if
 #if MUTANT == 4
      :: s <= pos + turn ->
 #else
      :: s == pos + turn ->
 #endif
-        atomic { /* compare_exchange on the counter */
-          if
-          :: counter == pos -> counter = pos + 1; ok = true
-          :: else -> pos = counter; ok = false
-          fi
-        };
+        CAS_COUNTER(counter);
         if
         :: ok -> break
         :: else -> skip
@@ -76,26 +134,26 @@ inline claim(counter, turn) {
 #if MUTANT != 4
      :: s < pos + turn -> ok = false; break /* full (producer) or empty (consumer) */
 #endif
-     :: s > pos + turn -> pos = counter /* another thread got pos */
+     :: s > pos + turn -> LOAD_COUNTER(counter, pos) /* another thread got pos */
      fi
   od
 }
 
-proctype producer(byte id) {
+proctype producer(byte me; byte id; byte count) {
   byte n = 0, pos, s;
   bool ok;
   do
-  :: n == PER -> break
+  :: n == count -> break
   :: else ->
-     claim(enq, 0);
+     claim(ENQ, 0);
      if
      :: ok ->
 #if MUTANT == 3
-        seq[pos % CAP] = pos + 1;
+        STORE_SEQ(pos % CAP, pos + 1, PUBLISH_RELEASE);
 #endif
-        atomic { assert(val[pos % CAP] == EMPTY); val[pos % CAP] = id * PER + n };
+        STORE_ELEMENT(pos % CAP, id * PER + n);
 #if MUTANT != 3
-        seq[pos % CAP] = pos + 1; /* [mpmc.publish] */
+        STORE_SEQ(pos % CAP, pos + 1, PUBLISH_RELEASE); /* [mpmc.publish] */
 #endif
         n++
      :: else -> skip /* full: try again */
@@ -103,30 +161,31 @@ proctype producer(byte id) {
   od
 }
 
-proctype consumer() {
+proctype consumer(byte me) {
   byte pos, s, v;
   byte last[NP]; /* the next element expected of each producer */
   bool ok;
   do
   :: popped == TOTAL -> break
   :: else ->
-     claim(deq, 1);
+     claim(DEQ, 1);
      if
      :: ok ->
 #if MUTANT == 2
-        seq[pos % CAP] = pos + CAP;
+        STORE_SEQ(pos % CAP, pos + CAP, FREE_RELEASE);
 #endif
+        LOAD_ELEMENT(pos % CAP, v);
         atomic {
-          v = val[pos % CAP];
           assert(v != EMPTY && !got[v]);
           assert(v % PER >= last[v / PER]); /* each producer's order */
           last[v / PER] = v % PER + 1;
           got[v] = true;
           popped++;
-          val[pos % CAP] = EMPTY /* moved out, destroyed */
+          v = 0
         };
+        DESTROY_ELEMENT(pos % CAP); /* moved out */
 #if MUTANT != 2
-        seq[pos % CAP] = pos + CAP /* [mpmc.free] */
+        STORE_SEQ(pos % CAP, pos + CAP, FREE_RELEASE) /* [mpmc.free] */
 #endif
      :: else -> skip /* empty: try again */
      fi
@@ -136,12 +195,22 @@ proctype consumer() {
 init {
   byte i;
   atomic {
-    for (i : 0 .. CAP - 1) { seq[i] = i; val[i] = EMPTY }
-    run producer(0);
-    run producer(1);
-    run consumer();
-    run consumer()
+#if SCENARIO == 1
+    for (i : 0 .. CAP - 1) { seq[i] = i; val[i] = EMPTY };
+#else
+    for (i : 0 .. CAP - 1) { ra_init(i, i); ra_init(CAP + i, EMPTY) };
+    ra_init(ENQ, 0);
+    ra_init(DEQ, 0);
+#endif
+    run producer(0, 0, PER);
+    run producer(1, 1, TOTAL - PER);
+    run consumer(2);
+    run consumer(3)
   }
   (_nr_pr == 1);
+#if SCENARIO == 1
   assert(popped == TOTAL && enq == TOTAL && deq == TOTAL)
+#else
+  assert(popped == TOTAL)
+#endif
 }

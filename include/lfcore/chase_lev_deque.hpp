@@ -82,16 +82,24 @@ public:
   std::optional<T> pop() {
     const std::int64_t b = bottom_->load(std::memory_order_relaxed) - 1; // relaxed: owner's own
     array* a = array_.load(std::memory_order_relaxed);
-    bottom_->store(b, std::memory_order_relaxed);
+    // [cl.bottom-again] release, as every store of bottom here: a thief
+    // whose acquire load ([cl.bottom]) reads it must see the slots pushed
+    // before. The paper stores relaxed and relies on C11's release
+    // sequences (a release store heads the same thread's later stores);
+    // C++20 dropped those (P0982R1), and under release/acquire a thief then
+    // takes a slot's old content (tests/model/chase_lev_deque.pml, mutant
+    // 6). Free on x86 (a plain store either way); on Arm an STLR for an
+    // STR, next to the full fence below.
+    bottom_->store(b, std::memory_order_release);
     // [cl.take] seq_cst fence: orders the bottom store before the top load,
     // against [cl.steal.fence] - a thief and the owner cannot both miss each
     // other's claim on the last element (the Dekker pattern of the paper).
     // Without it, on x86-TSO store buffers, both take that element
-    // (tests/model/chase_lev_deque.pml).
+    // (tests/model/chase_lev_deque.pml; under release/acquire too).
     detail::full_fence();
     std::int64_t t = top_->load(std::memory_order_relaxed);
     if (t > b) { // empty
-      bottom_->store(b + 1, std::memory_order_relaxed);
+      bottom_->store(b + 1, std::memory_order_release); // [cl.bottom-again]
       return std::nullopt;
     }
     T value = a->slot(b).load(std::memory_order_relaxed);
@@ -99,7 +107,7 @@ public:
       // [cl.last] seq_cst, as the paper: totally ordered with [cl.steal].
       const bool won = top_->compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
                                                      std::memory_order_relaxed);
-      bottom_->store(b + 1, std::memory_order_relaxed);
+      bottom_->store(b + 1, std::memory_order_release); // [cl.bottom-again]
       if (!won) return std::nullopt;
     }
     return value;
@@ -111,8 +119,12 @@ public:
   steal_result<T> steal(hazard_pointer& hp) {
     // acquire: pairs with [cl.last]/[cl.steal] of earlier claims.
     std::int64_t t = top_->load(std::memory_order_acquire);
-    detail::full_fence(); // [cl.steal.fence] pairs with [cl.take]
-    // [cl.bottom] acquire: pairs with [cl.publish].
+    // [cl.steal.fence] pairs with [cl.take]. x86 needs none (it keeps loads
+    // in order); under release/acquire, without it a thief can read the top
+    // an earlier steal wrote and a bottom from before the owner's pop, and
+    // take the element pop() took (tests/model/chase_lev_deque.pml, mutant 4).
+    detail::full_fence();
+    // [cl.bottom] acquire: pairs with [cl.publish] and [cl.bottom-again].
     const std::int64_t b = bottom_->load(std::memory_order_acquire);
     if (t >= b) return {steal_status::empty};
     // The array is read under a hazard pointer: the owner may grow and retire

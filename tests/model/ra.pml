@@ -18,9 +18,16 @@
  * writes; asserted); a release store gives it the thread's whole view, a
  * relaxed one only itself. So a thread that acquires a release store sees
  * everything its writer had seen.
+ * A seq_cst fence joins the thread's view with one global view that all
+ * such fences share, both ways (the paper's SC fence): of two fences, the
+ * later sees all the earlier one's thread had seen. A read-modify-write
+ * reads the location's last message (its atomicity) and, acq_rel, takes in
+ * that message's view and gives its own message the thread's whole view.
+ * (A seq_cst read-modify-write is modelled as acq_rel: weaker, so a model
+ * that passes with it passes with the stronger one.)
  * Left out: load buffering (a load reading a store its thread's later
  * stores lead to: architecturally allowed on Arm, never seen on x86) - a
- * load reads only messages that exist; fences; read-modify-writes.
+ * load reads only messages that exist; seq_cst loads and stores.
  * Non-atomic data is a location accessed relaxed: reading a stale message of
  * it is what a data race would read.
  */
@@ -29,6 +36,7 @@ byte nmsg[NLOC];                    /* messages so far: timestamps 0 .. nmsg - 1
 byte mval[NLOC * MAXMSG];           /* each message's value */
 byte mview[NLOC * MAXMSG * NLOC];   /* each message's view */
 byte tview[NTH * NLOC];             /* each thread's view */
+byte scview[NLOC];                  /* the seq_cst fences' view */
 byte ra_i, ra_ts;                   /* scratch, 0 between steps */
 #define RA_MSG(l, ts) ((l) * MAXMSG + (ts))
 #define RA_MVIEW(l, ts, l2) mview[RA_MSG(l, ts) * NLOC + (l2)]
@@ -75,5 +83,39 @@ inline ra_load(l, v, acquire) {
     :: else -> skip
     fi;
     ra_ts = 0; ra_i = 0
+  }
+}
+
+inline ra_fence_sc() {
+  atomic {
+    for (ra_i : 0 .. NLOC - 1) {
+      if
+      :: scview[ra_i] > RA_TVIEW(ra_i) -> RA_TVIEW(ra_i) = scview[ra_i]
+      :: else -> scview[ra_i] = RA_TVIEW(ra_i)
+      fi
+    };
+    ra_i = 0
+  }
+}
+
+/* compare_exchange(expected, desired), acq_rel on success and relaxed on
+ * failure (which hands back the value read in `expected`). */
+inline ra_cas(l, expected, desired, ok) {
+  atomic {
+    RA_TVIEW(l) = nmsg[l] - 1;
+    if
+    :: mval[RA_MSG(l, nmsg[l] - 1)] == expected ->
+       for (ra_i : 0 .. NLOC - 1) {
+         if
+         :: RA_MVIEW(l, nmsg[l] - 1, ra_i) > RA_TVIEW(ra_i) ->
+            RA_TVIEW(ra_i) = RA_MVIEW(l, nmsg[l] - 1, ra_i)
+         :: else -> skip
+         fi
+       };
+       ra_store(l, desired, true);
+       ok = true
+    :: else -> expected = mval[RA_MSG(l, nmsg[l] - 1)]; ok = false
+    fi;
+    ra_i = 0
   }
 }

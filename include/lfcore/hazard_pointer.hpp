@@ -68,7 +68,9 @@
 //               the unlink (it retries and never dereferences) or the
 //               reclaimer sees the hazard (it keeps the object). This is the
 //               store-load (Dekker) pattern and needs the pair of full fences;
-//               acquire/release alone would not do.
+//               acquire/release alone would not do. Model-checked on x86-TSO
+//               and under release/acquire with seq_cst fences, membarrier a
+//               fence in every thread (tests/model/hazard_pointer.pml).
 // [hp.reset]    release store that clears or moves a hazard: the reader's
 //               accesses to the object happen before a reclaimer that reads the
 //               new value with acquire and then frees the object.

@@ -22,12 +22,27 @@
  * each node it replaced: heavy(), read the hazard, free the node unless the
  * hazard holds it (else it stays retired: at the end no hazard holds anything).
  *
+ * Scenarios 3 and 4 run the same under release/acquire with seq_cst fences
+ * (ra.pml: a load may read a store its thread has not seen past, as on Arm)
+ * with the code's memory orders: the first load of the source relaxed, the
+ * hazard stored with release, the validating load acquire, the scan's load
+ * of the hazard acquire, the unlinking CAS acq_rel; membarrier is a full
+ * fence in every thread wherever it is. The reclaimer writes each node's
+ * contents before the CAS that links it, and the reader checks what it
+ * reads there. ([hp.reset]'s release, which orders the reader's use before
+ * a scan that frees the node, is not shown needed: only load buffering,
+ * which ra.pml has none of, would break it.)
+ *
  * SCENARIO 1: membarrier mode (light() a compiler barrier, heavy() membarrier);
  * SCENARIO 2: symmetric mode (both a full fence; LFCORE_HP_FENCE=symmetric).
+ * SCENARIOS 3 and 4: 1 and 2 under release/acquire.
  * MUTANT 1: heavy() does nothing (scenario 1: the reader's hazard may still be
- * in its buffer when the reclaimer reads it); MUTANT 2: light() does nothing
- * in symmetric mode (scenario 2, the same); MUTANT 3: protect() does not
- * load the source again after publishing the hazard (either scenario).
+ * in its buffer when the reclaimer reads it; scenario 3: the reclaimer reads
+ * an older hazard); MUTANT 2: light() does nothing in symmetric mode
+ * (scenarios 2 and 4, the same); MUTANT 3: protect() does not load the
+ * source again after publishing the hazard (any scenario); MUTANT 4: the
+ * validating load is relaxed (scenarios 3 and 4: the reader reads a node's
+ * contents from before they were written).
  */
 
 #ifndef SCENARIO
@@ -41,43 +56,61 @@
 #define SRC 0    /* memory: the source pointer */
 #define HAZARD 1 /* the reader's hazard slot (0: none) */
 #define NM 2
-
-#include "tso.pml"
+#define MEMBARRIER_MODE (SCENARIO == 1 || SCENARIO == 3)
+#define CONTENTS 42 /* what a node holds once written */
 
 bool freed[4];    /* nodes 1..3 */
 
+#if SCENARIO <= 2
+#include "tso.pml"
+#define LOAD(th, l, v, acquire) load(th, l, v)
+#define STORE(th, l, v, release) store(th, l, v)
+#define FENCE(th) fence(th)
+#define MEMBARRIER() membarrier()
+#else
+#define NTH NT
+#define NLOC (NM + 4) /* then each node's contents (1..3) */
+#define DATA(n) (NM + (n))
+#define MAXMSG 8
+#include "ra.pml"
+#define LOAD(th, l, v, acquire) ra_load(l, v, acquire)
+#define STORE(th, l, v, release) ra_store(l, v, release)
+#define FENCE(th) ra_fence_sc()
+#define MEMBARRIER() ra_membarrier()
+#endif
+
 inline light(t) {
-#if SCENARIO == 2 && MUTANT != 2
-  fence(t)
+#if !MEMBARRIER_MODE && MUTANT != 2
+  FENCE(t)
 #else
   skip /* std::atomic_signal_fence: orders nothing at run time */
 #endif
 }
 
 inline heavy(t) {
-#if SCENARIO == 1 && MUTANT != 1
-  fence(t);
-  membarrier()
-#elif SCENARIO == 2
-  fence(t)
+#if MEMBARRIER_MODE && MUTANT != 1
+  FENCE(t);
+  MEMBARRIER()
+#elif !MEMBARRIER_MODE
+  FENCE(t)
 #else
   skip
 #endif
 }
 
 proctype reader() {
-  byte p, q, rounds = 0;
+  byte me = 0, p, q, rounds = 0, c;
   do
   :: rounds == 2 -> break
   :: else ->
-     load(0, SRC, p);
+     LOAD(0, SRC, p, false);
      do /* protect(): publish, then validate */
-     :: store(0, HAZARD, p);
+     :: STORE(0, HAZARD, p, true); /* [hp.reset] */
         light(0);
 #if MUTANT == 3
         q = p;
 #else
-        load(0, SRC, q);
+        LOAD(0, SRC, q, MUTANT != 4);
 #endif
         if
         :: q == p -> break
@@ -85,7 +118,12 @@ proctype reader() {
         fi
      od;
      assert(!freed[p]); /* reads the node */
-     store(0, HAZARD, 0); /* reset_protection() */
+#if SCENARIO >= 3
+     ra_load(DATA(p), c, false);
+     assert(c == CONTENTS);
+     c = 0;
+#endif
+     STORE(0, HAZARD, 0, true); /* reset_protection() */
      rounds++
   od
 }
@@ -93,7 +131,7 @@ proctype reader() {
 /* Frees node n unless the hazard holds it. */
 inline scan(n) {
   heavy(1);
-  load(1, HAZARD, h);
+  LOAD(1, HAZARD, h, true);
   if
   :: h != n -> freed[n] = true
   :: else -> skip
@@ -101,12 +139,21 @@ inline scan(n) {
 }
 
 proctype reclaimer() {
-  byte h, n = 1;
+  byte me = 1, h, n = 1;
+  bool ok;
   do
   :: n == 3 -> break
   :: else ->
+#if SCENARIO <= 2
      fence(1);
      atomic { assert(mem[SRC] == n); mem[SRC] = n + 1 }; /* the unlinking CAS */
+#else
+     ra_store(DATA(n + 1), CONTENTS, false); /* the new node's contents */
+     h = n;
+     ra_cas(SRC, h, n + 1, ok); /* the unlinking CAS */
+     assert(ok);
+     h = 0;
+#endif
      scan(n);
      n++
   od
@@ -114,10 +161,23 @@ proctype reclaimer() {
 
 init {
   atomic {
+#if SCENARIO <= 2
     mem[SRC] = 1;
     run flusher(0); run flusher(1);
+#else
+    ra_init(SRC, 1);
+    ra_init(HAZARD, 0);
+    ra_init(DATA(1), CONTENTS);
+    ra_init(DATA(2), 0);
+    ra_init(DATA(3), 0);
+#endif
     run reader(); run reclaimer()
   }
+#if SCENARIO <= 2
   (_nr_pr == 3 && !buffered[0] && !buffered[1]);
   assert(mem[HAZARD] == 0) /* a node still retired is free to go now */
+#else
+  (_nr_pr == 1);
+  assert(mval[RA_MSG(HAZARD, nmsg[HAZARD] - 1)] == 0)
+#endif
 }

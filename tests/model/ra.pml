@@ -37,7 +37,7 @@ byte mval[NLOC * MAXMSG];           /* each message's value */
 byte mview[NLOC * MAXMSG * NLOC];   /* each message's view */
 byte tview[NTH * NLOC];             /* each thread's view */
 byte scview[NLOC];                  /* the seq_cst fences' view */
-byte ra_i, ra_ts;                   /* scratch, 0 between steps */
+byte ra_i, ra_ts, ra_t;             /* scratch, 0 between steps */
 #define RA_MSG(l, ts) ((l) * MAXMSG + (ts))
 #define RA_MVIEW(l, ts, l2) mview[RA_MSG(l, ts) * NLOC + (l2)]
 #define RA_TVIEW(l) tview[me * NLOC + (l)]
@@ -86,15 +86,29 @@ inline ra_load(l, v, acquire) {
   }
 }
 
-inline ra_fence_sc() {
+/* A seq_cst fence by thread th. */
+inline ra_fence_sc_by(th) {
   atomic {
     for (ra_i : 0 .. NLOC - 1) {
       if
-      :: scview[ra_i] > RA_TVIEW(ra_i) -> RA_TVIEW(ra_i) = scview[ra_i]
-      :: else -> scview[ra_i] = RA_TVIEW(ra_i)
+      :: scview[ra_i] > tview[(th) * NLOC + ra_i] -> tview[(th) * NLOC + ra_i] = scview[ra_i]
+      :: else -> scview[ra_i] = tview[(th) * NLOC + ra_i]
       fi
     };
     ra_i = 0
+  }
+}
+inline ra_fence_sc() { ra_fence_sc_by(me) }
+
+/* membarrier(2) (MEMBARRIER_CMD_PRIVATE_EXPEDITED): the caller's fence, then
+ * a full barrier in every other thread of the process wherever it is in its
+ * program - the interrupt's barrier on a CPU running it, the context
+ * switches' on one that is not. */
+inline ra_membarrier() {
+  atomic {
+    ra_fence_sc();
+    for (ra_t : 0 .. NTH - 1) { ra_fence_sc_by(ra_t) };
+    ra_t = 0
   }
 }
 

@@ -10,15 +10,16 @@
 //   if (condition()) { ec.cancel_wait(); }  ec.notify_one() / notify_all()
 //   else ec.wait(key);
 //
-// Why no wake-up is lost: prepare_wait() increments waiters_ (seq_cst) and then
-// reads epoch_; notify() issues a seq_cst fence after the condition's store and
-// then reads waiters_. By the single total order of seq_cst operations either
-// the notifier sees the waiter (and bumps epoch_, so wait(key) returns or is
-// woken by the futex) or the waiter's later condition() check sees the store.
+// Why no wake-up is lost: prepare_wait() increments waiters_ and then issues a
+// seq_cst fence; notify() issues one after the condition's store and then
+// reads waiters_. Of two seq_cst fences one comes first in their single total
+// order: either the notifier sees the waiter (and bumps epoch_, so wait(key)
+// returns or is woken by the futex) or the waiter's later condition() check
+// sees the store (the store-buffering pattern, a fence on each side).
 //
-// Model-checked on x86-TSO store buffers (tests/model/eventcount.pml): with
-// two producers and two sleeping consumers no wake-up is lost; without the
-// notifier's fence one is.
+// Model-checked on x86-TSO store buffers and under release/acquire with
+// seq_cst fences (tests/model/eventcount.pml): with two producers and two
+// sleeping consumers no wake-up is lost; without either fence one is.
 // Sleeping is a futex on epoch_ on Linux (std::atomic::wait elsewhere, with
 // timed waits polling): a parked thread uses no CPU. lfcore calls the futex
 // itself because libstdc++'s notify skips the wake-up system call unless its
@@ -50,7 +51,13 @@ public:
   /// Announces that the caller is about to check its condition and maybe wait.
   key_type prepare_wait() noexcept {
     waiters_.fetch_add(1, std::memory_order_seq_cst); // [ec.announce] pairs with [ec.notify]
-    return epoch_.load(std::memory_order_seq_cst);    // [ec.key] reads after announce in S
+    // C++ makes no read-modify-write a fence, seq_cst or not: without one
+    // here the condition's re-check may read from before a notifier's store
+    // while that notifier reads waiters_ == 0, and we sleep through its
+    // notify (tests/model/eventcount.pml, scenario 3, mutant 5). x86's
+    // locked fetch_add is a full barrier itself.
+    if constexpr (!detail::rmw_is_full_fence) detail::full_fence();
+    return epoch_.load(std::memory_order_seq_cst); // [ec.key] reads after announce in S
   }
 
   /// The condition held after prepare_wait(): withdraw without sleeping.

@@ -29,6 +29,13 @@
  * waiters_, calling notify_one() only if it sees one; the consumer parks with
  * heavy() ([farm.heavy], membarrier: every thread's buffer drains) between
  * prepare_wait() and its re-check.
+ * SCENARIO 3: scenario 1 under release/acquire with seq_cst fences (ra.pml:
+ * a load may read a store its thread has not seen past, as on Arm), with the
+ * code's memory orders: the producer publishes with a release store, the
+ * consumer looks with an acquire load and takes with a CAS; the seq_cst
+ * read-modify-writes are acq_rel there, seq_cst loads acquire - C++ makes
+ * neither a fence. The futex reads the epoch's last value (its bucket lock
+ * orders it after any wake-up that came first).
  * MUTANT (0 = the C++ code):
  * 1: notify() without its full fence ([ec.notify]): the producer's store can
  *    still be in its buffer when it reads waiters_ == 0;
@@ -38,7 +45,12 @@
  * the model with that order passes too.)
  * 3: notify() bumps the epoch but makes no FUTEX_WAKE;
  * 4: (scenario 2) the consumer parks without heavy(): the producer's push can
- *    still be in its buffer at the re-check while its look at waiters_ saw 0.
+ *    still be in its buffer at the re-check while its look at waiters_ saw 0;
+ * 5: (scenario 3) prepare_wait() without its fence ([ec.announce] as a
+ *    seq_cst fetch_add alone, as before 2026-12-04): a read-modify-write is no
+ *    fence in C++, so the re-check may read the condition from before the
+ *    producer's store while the producer reads waiters_ == 0 (on x86 the
+ *    locked fetch_add is a full barrier, which is why scenario 1 passes).
  */
 
 #ifndef SCENARIO
@@ -54,7 +66,14 @@
 #define SLOT 2    /* SLOT + p: producer p's element (1 = there) */
 #define NM 4
 
+#if SCENARIO <= 2
 #include "tso.pml"
+#else
+#define NTH NT
+#define NLOC NM
+#define MAXMSG 10 /* waiters_: 0, then two stores per wait */
+#include "ra.pml"
+#endif
 
 bool asleep[NT];   /* in FUTEX_WAIT */
 byte taken;        /* elements taken */
@@ -70,6 +89,7 @@ inline futex_wake() {
   }
 }
 
+#if SCENARIO <= 2
 /* eventcount::notify() */
 inline notify(t) {
 #if MUTANT != 1
@@ -178,3 +198,113 @@ init {
   (_nr_pr == 5); /* the four flushers remain */
   assert(taken == 2 && mem[SLOT] == 0 && mem[SLOT + 1] == 0 && !buffered[0] && !buffered[1])
 }
+
+#else /* SCENARIO 3: release/acquire */
+
+inline notify() {
+#if MUTANT != 1
+  ra_fence_sc(); /* [ec.notify] */
+#endif
+  ra_load(WAITERS, v, false);
+  if
+  :: v != 0 ->
+     ra_fetch_add(EPOCH, 1);
+#if MUTANT != 3
+     futex_wake()
+#else
+     skip
+#endif
+  :: else -> skip
+  fi;
+  v = 0
+}
+
+inline prepare_wait(key) {
+  ra_fetch_add(WAITERS, 1); /* [ec.announce] */
+#if MUTANT != 5
+  ra_fence_sc();
+#endif
+  ra_load(EPOCH, key, true) /* [ec.key] */
+}
+
+/* FUTEX_WAIT: sleeps while the epoch's last value is key. */
+inline wait(key) {
+  do
+  :: ra_load(EPOCH, v, true);
+     if
+     :: v != key -> break
+     :: else ->
+        atomic {
+          if
+          :: mval[RA_MSG(EPOCH, nmsg[EPOCH] - 1)] == key -> asleep[me] = true
+          :: else -> skip
+          fi
+        };
+        (!asleep[me])
+     fi
+  od;
+  ra_fetch_add(WAITERS, -1);
+  v = 0
+}
+
+/* Looks for an element (an acquire load, as a queue's pop) and takes it
+ * with a CAS: sets got. */
+inline try_take() {
+  got = false;
+  for (p : 0 .. 1) {
+    if
+    :: !got ->
+       ra_load(SLOT + p, v, true);
+       if
+       :: v == 1 ->
+          ra_cas(SLOT + p, v, 0, got);
+          if
+          :: got -> atomic { taken++ }
+          :: else -> skip
+          fi
+       :: else -> skip
+       fi
+    :: else -> skip
+    fi
+  };
+  p = 0; v = 0
+}
+
+proctype producer(byte me) {
+  byte v;
+  ra_store(SLOT + me, 1, true); /* the queue's release push */
+  notify()
+}
+
+proctype consumer(byte me) {
+  byte key, v, p;
+  bool got;
+  do
+  :: try_take();
+     if
+     :: got -> break
+     :: else ->
+        prepare_wait(key);
+#if MUTANT != 2
+        try_take();
+#endif
+        if
+        :: got -> ra_fetch_add(WAITERS, -1); break /* cancel_wait */
+        :: else -> wait(key)
+        fi
+     fi
+  od
+}
+
+init {
+  byte i;
+  atomic {
+    for (i : 0 .. NM - 1) { ra_init(i, 0) };
+    i = 0;
+    run producer(0); run producer(1);
+    run consumer(2); run consumer(3)
+  }
+  (_nr_pr == 1);
+  assert(taken == 2)
+}
+#endif

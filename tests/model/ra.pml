@@ -133,3 +133,19 @@ inline ra_cas(l, expected, desired, ok) {
     ra_i = 0
   }
 }
+
+/* fetch_add(delta), acq_rel: reads the last message (its atomicity). */
+inline ra_fetch_add(l, delta) {
+  atomic {
+    RA_TVIEW(l) = nmsg[l] - 1;
+    for (ra_i : 0 .. NLOC - 1) {
+      if
+      :: RA_MVIEW(l, nmsg[l] - 1, ra_i) > RA_TVIEW(ra_i) ->
+         RA_TVIEW(ra_i) = RA_MVIEW(l, nmsg[l] - 1, ra_i)
+      :: else -> skip
+      fi
+    };
+    ra_store(l, mval[RA_MSG(l, nmsg[l] - 1)] + (delta), true);
+    ra_i = 0
+  }
+}

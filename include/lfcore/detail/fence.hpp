@@ -7,7 +7,8 @@
 // other thread touches the variable it adds no happens-before edge that could
 // hide a real race from TSan. Every fence in lfcore goes through here.
 // What TSan cannot check, the fence pairings of the eventcount and of hazard
-// pointers, Spin checks on models with x86-TSO store buffers (tests/model/).
+// pointers, Spin checks on models with x86-TSO store buffers and under
+// release/acquire with seq_cst fences (tests/model/).
 #pragma once
 
 #include "lfcore/config.hpp"
@@ -15,6 +16,14 @@
 #include <atomic>
 
 namespace lfcore::detail {
+
+/// Whether every atomic read-modify-write is a full barrier in hardware, as
+/// x86's locked instructions are; C++ promises it nowhere.
+#if defined(__x86_64__) || defined(__i386__)
+inline constexpr bool rmw_is_full_fence = true;
+#else
+inline constexpr bool rmw_is_full_fence = false;
+#endif
 
 inline void full_fence() noexcept {
   if constexpr (tsan_build) {

@@ -95,16 +95,8 @@ byte enq, deq;     /* enqueue_pos_, dequeue_pos_ */
 #define DEQ (2 * CAP + 1)
 #include "ra.pml"
 #define LOAD_COUNTER(counter, v) ra_load(counter, v, false)
-/* compare_exchange, relaxed: reads the counter's last value; on failure,
- * hands it back in pos. */
-#define CAS_COUNTER(counter) \
-  atomic { \
-    RA_TVIEW(counter) = nmsg[counter] - 1; \
-    if \
-    :: mval[RA_MSG(counter, nmsg[counter] - 1)] == pos -> ra_store(counter, pos + 1, false); ok = true \
-    :: else -> pos = mval[RA_MSG(counter, nmsg[counter] - 1)]; ok = false \
-    fi \
-  }
+/* compare_exchange, relaxed; on failure, hands the counter back in pos. */
+#define CAS_COUNTER(counter) ra_cas(counter, pos, pos + 1, ok, false)
 #define LOAD_SEQ(cell, v, acquire) ra_load(cell, v, acquire)
 #define STORE_SEQ(cell, v, release) ra_store(cell, v, release)
 #define STORE_ELEMENT(cell, v) ra_store(CAP + (cell), v, false)

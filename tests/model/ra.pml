@@ -63,6 +63,17 @@ inline ra_store(l, v, release) {
   }
 }
 
+/* Acquire: the thread's view takes in message ts of l's. */
+inline ra_join(l, ts) {
+  for (ra_i : 0 .. NLOC - 1) {
+    if
+    :: RA_MVIEW(l, ts, ra_i) > RA_TVIEW(ra_i) -> RA_TVIEW(ra_i) = RA_MVIEW(l, ts, ra_i)
+    :: else -> skip
+    fi
+  };
+  ra_i = 0
+}
+
 inline ra_load(l, v, acquire) {
   atomic {
     ra_ts = RA_TVIEW(l);
@@ -73,16 +84,10 @@ inline ra_load(l, v, acquire) {
     v = mval[RA_MSG(l, ra_ts)];
     RA_TVIEW(l) = ra_ts;
     if
-    :: acquire ->
-       for (ra_i : 0 .. NLOC - 1) {
-         if
-         :: RA_MVIEW(l, ra_ts, ra_i) > RA_TVIEW(ra_i) -> RA_TVIEW(ra_i) = RA_MVIEW(l, ra_ts, ra_i)
-         :: else -> skip
-         fi
-       }
+    :: acquire -> ra_join(l, ra_ts)
     :: else -> skip
     fi;
-    ra_ts = 0; ra_i = 0
+    ra_ts = 0
   }
 }
 
@@ -112,25 +117,22 @@ inline ra_membarrier() {
   }
 }
 
-/* compare_exchange(expected, desired), acq_rel on success and relaxed on
- * failure (which hands back the value read in `expected`). */
-inline ra_cas(l, expected, desired, ok) {
+/* compare_exchange(expected, desired): on success acq_rel (or, with
+ * acq_rel false, relaxed); on failure relaxed, handing back the value read in
+ * `expected`. */
+inline ra_cas(l, expected, desired, ok, acq_rel) {
   atomic {
     RA_TVIEW(l) = nmsg[l] - 1;
     if
     :: mval[RA_MSG(l, nmsg[l] - 1)] == expected ->
-       for (ra_i : 0 .. NLOC - 1) {
-         if
-         :: RA_MVIEW(l, nmsg[l] - 1, ra_i) > RA_TVIEW(ra_i) ->
-            RA_TVIEW(ra_i) = RA_MVIEW(l, nmsg[l] - 1, ra_i)
-         :: else -> skip
-         fi
-       };
-       ra_store(l, desired, true);
+       if
+       :: acq_rel -> ra_join(l, nmsg[l] - 1)
+       :: else -> skip
+       fi;
+       ra_store(l, desired, acq_rel);
        ok = true
     :: else -> expected = mval[RA_MSG(l, nmsg[l] - 1)]; ok = false
-    fi;
-    ra_i = 0
+    fi
   }
 }
 
@@ -138,14 +140,7 @@ inline ra_cas(l, expected, desired, ok) {
 inline ra_fetch_add(l, delta) {
   atomic {
     RA_TVIEW(l) = nmsg[l] - 1;
-    for (ra_i : 0 .. NLOC - 1) {
-      if
-      :: RA_MVIEW(l, nmsg[l] - 1, ra_i) > RA_TVIEW(ra_i) ->
-         RA_TVIEW(ra_i) = RA_MVIEW(l, nmsg[l] - 1, ra_i)
-      :: else -> skip
-      fi
-    };
-    ra_store(l, mval[RA_MSG(l, nmsg[l] - 1)] + (delta), true);
-    ra_i = 0
+    ra_join(l, nmsg[l] - 1);
+    ra_store(l, mval[RA_MSG(l, nmsg[l] - 1)] + (delta), true)
   }
 }

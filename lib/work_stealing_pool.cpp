@@ -152,8 +152,8 @@ void work_stealing_pool::worker_main(worker& w) {
       t->run_and_delete(t);
       continue;
     }
+    // A full fence: the checks below read after the announcement ([ec.announce]).
     const eventcount::key_type key = idle_.prepare_wait();
-    detail::full_fence(); // the checks below read after the announcement ([ec.announce])
     if (work_visible()) {
       idle_.cancel_wait();
       continue;

@@ -49,6 +49,8 @@ public:
   using key_type = std::uint32_t;
 
   /// Announces that the caller is about to check its condition and maybe wait.
+  /// A full fence: the caller's accesses after it are ordered after its
+  /// accesses before (the pool's and the farm's parks rely on it).
   key_type prepare_wait() noexcept {
     waiters_.fetch_add(1, std::memory_order_seq_cst); // [ec.announce] pairs with [ec.notify]
     // C++ makes no read-modify-write a fence, seq_cst or not: without one

@@ -729,10 +729,10 @@ private:
     const clock::time_point before = clock::now();
     std::this_thread::yield();
     if (clock::now() - before >= free_yield) return; // a worker ran meanwhile
+    // [farm.park] prepare_wait's full fence pairs with [ec.notify] of a
+    // worker whose ring is full: either it sees us waiting, or we see its
+    // ring here.
     const eventcount::key_type key = collector_wake_.prepare_wait();
-    // [farm.park] pairs with [ec.notify] of a worker whose ring is full:
-    // either it sees us waiting, or we see its ring here.
-    detail::full_fence();
     const bool filling = std::any_of(lanes.begin(), lanes.end(), [](const auto& l) {
       return l->output.size_approx() >= l->output.capacity() / 2;
     });

@@ -262,13 +262,10 @@ protected:
       detail::stress_point(); // a waker may act between our announcement and our re-check
       // Either the waker sees us counted as a waiter and wakes us, or our
       // re-check below sees its change (a push, a pop, a close, stop_,
-      // active_). [farm.heavy] pairs with [farm.light] in wake() and with
-      // every full fence; [farm.park] pairs with full fences only:
-      // eventcount's [ec.notify] and [farm.announce].
-      if (from == wakers::per_task)
-        detail::asymmetric_fence::heavy(); // [farm.heavy]
-      else
-        detail::full_fence(); // [farm.park]
+      // active_). [farm.park], prepare_wait's full fence, pairs with full
+      // fences: eventcount's [ec.notify] and [farm.announce]; [farm.heavy]
+      // with [farm.light] in wake(), which is no full fence.
+      if (from == wakers::per_task) detail::asymmetric_fence::heavy(); // [farm.heavy]
       bool ok = false;
       try {
         ok = ready(); // once: ready() may act (and, with feedback, run user code)

@@ -1723,7 +1723,8 @@ private:
     if constexpr (summary_mask != 0) {
       detail::stress_point(); // a key may be linked at the chain's head here
       word expected = s.head;
-      // relaxed, as add_summary: the closing CAS below publishes.
+      // relaxed, as add_summary (a read-modify-write: the bucket's release
+      // sequence goes on); the closing CAS below publishes.
       if (!s.node->bucket(h).compare_exchange_strong(expected, s.head | summary_mask,
                                                      std::memory_order_relaxed))
         return true;
@@ -1830,7 +1831,11 @@ private:
   // does not any more (the chain emptied or was hoisted: search again).
   // relaxed: a lookup that reads the bucket before this OR is linearized
   // before the link that follows it; one that acquires that link finds the
-  // bits by coherence. The bits stay until the bucket empties or is hoisted,
+  // bits by coherence. One that reads the OR's word still sees the chain's
+  // first leaf: as a read-modify-write the OR continues the release sequence
+  // of the link it read, which C++ keeps for read-modify-writes only (a
+  // compare-and-store breaks it: tests/model/trie_publication.pml, mutant
+  // 6). The bits stay until the bucket empties or is hoisted,
   // which the caller's link or close CAS then fails on (its end leaf was
   // marked, or its end word closed). Lock-free: the CAS fails when the
   // bucket changed (a link, an unlink or another OR) or spuriously, as a

@@ -146,7 +146,7 @@ inline pop() {
 #if MUTANT == 2
         won = true;
 #else
-        ra_cas(TOP, t, t + 1, won, true);
+        ra_cas(TOP, t, t + 1, won, RA_ACQ_REL);
 #endif
         ra_store(BOTTOM, b + 1, POP_RELEASE);
         if
@@ -195,7 +195,7 @@ proctype thief(byte me; byte steals) {
         ra_store(TOP, t + 1, true);
         took(v)
 #else
-        ra_cas(TOP, t, t + 1, won, true); /* [cl.steal] */
+        ra_cas(TOP, t, t + 1, won, RA_ACQ_REL); /* [cl.steal] */
         if
         :: won -> took(v)
         :: else -> skip /* lost the race */

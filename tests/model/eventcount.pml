@@ -257,7 +257,7 @@ inline try_take() {
        ra_load(SLOT + p, v, true);
        if
        :: v == 1 ->
-          ra_cas(SLOT + p, v, 0, got, true);
+          ra_cas(SLOT + p, v, 0, got, RA_ACQ_REL);
           if
           :: got -> atomic { taken++ }
           :: else -> skip

@@ -150,7 +150,7 @@ proctype reclaimer() {
 #else
      ra_store(DATA(n + 1), CONTENTS, false); /* the new node's contents */
      h = n;
-     ra_cas(SRC, h, n + 1, ok, true); /* the unlinking CAS */
+     ra_cas(SRC, h, n + 1, ok, RA_ACQ_REL); /* the unlinking CAS */
      assert(ok);
      h = 0;
 #endif

@@ -96,7 +96,7 @@ byte enq, deq;     /* enqueue_pos_, dequeue_pos_ */
 #include "ra.pml"
 #define LOAD_COUNTER(counter, v) ra_load(counter, v, false)
 /* compare_exchange, relaxed; on failure, hands the counter back in pos. */
-#define CAS_COUNTER(counter) ra_cas(counter, pos, pos + 1, ok, false)
+#define CAS_COUNTER(counter) ra_cas(counter, pos, pos + 1, ok, RA_RLX)
 #define LOAD_SEQ(cell, v, acquire) ra_load(cell, v, acquire)
 #define STORE_SEQ(cell, v, release) ra_store(cell, v, release)
 #define STORE_ELEMENT(cell, v) ra_store(CAP + (cell), v, false)

@@ -21,10 +21,14 @@
  * A seq_cst fence joins the thread's view with one global view that all
  * such fences share, both ways (the paper's SC fence): of two fences, the
  * later sees all the earlier one's thread had seen. A read-modify-write
- * reads the location's last message (its atomicity) and, acq_rel, takes in
- * that message's view and gives its own message the thread's whole view.
- * (A seq_cst read-modify-write is modelled as acq_rel: weaker, so a model
- * that passes with it passes with the stronger one.)
+ * reads the location's last message (its atomicity); acquire, it takes in
+ * that message's view; release, it gives its own message the thread's whole
+ * view. Whatever its order, its message also carries the view of the message
+ * it read: C++20 keeps release sequences of read-modify-writes (an acquire
+ * load that reads a relaxed fetch_or synchronizes with the release store the
+ * fetch_or read), and only of those (P0982R1 dropped the writer's own later
+ * stores). (A seq_cst read-modify-write is modelled as acq_rel: weaker, so a
+ * model that passes with it passes with the stronger one.)
  * Left out: load buffering (a load reading a store its thread's later
  * stores lead to: architecturally allowed on Arm, never seen on x86) - a
  * load reads only messages that exist; seq_cst loads and stores.
@@ -117,30 +121,60 @@ inline ra_membarrier() {
   }
 }
 
-/* compare_exchange(expected, desired): on success acq_rel (or, with
- * acq_rel false, relaxed); on failure relaxed, handing back the value read in
- * `expected`. */
-inline ra_cas(l, expected, desired, ok, acq_rel) {
+/* Memory orders of a read-modify-write (RA_ACQ_FAIL with another: a failed
+ * compare_exchange acquires too). */
+#define RA_RLX 0
+#define RA_ACQ 1
+#define RA_REL 2
+#define RA_ACQ_REL 3
+#define RA_ACQ_FAIL 4
+
+/* A read-modify-write's store of v after l's last message, which it read:
+ * the new message carries that one's view too (the release sequence). */
+inline ra_rmw_store(l, v, order) {
+  ra_ts = nmsg[l] - 1;
+  ra_store(l, v, order & RA_REL);
+  for (ra_i : 0 .. NLOC - 1) {
+    if
+    :: RA_MVIEW(l, ra_ts, ra_i) > RA_MVIEW(l, ra_ts + 1, ra_i) ->
+       RA_MVIEW(l, ra_ts + 1, ra_i) = RA_MVIEW(l, ra_ts, ra_i)
+    :: else -> skip
+    fi
+  };
+  ra_i = 0;
+  ra_ts = 0
+}
+
+/* compare_exchange(expected, desired) with the given order on success;
+ * on failure relaxed (or acquire: RA_ACQ_FAIL), handing back the value read
+ * in `expected`. */
+inline ra_cas(l, expected, desired, ok, order) {
   atomic {
     RA_TVIEW(l) = nmsg[l] - 1;
     if
     :: mval[RA_MSG(l, nmsg[l] - 1)] == expected ->
        if
-       :: acq_rel -> ra_join(l, nmsg[l] - 1)
+       :: order & RA_ACQ -> ra_join(l, nmsg[l] - 1)
        :: else -> skip
        fi;
-       ra_store(l, desired, acq_rel);
+       ra_rmw_store(l, desired, order);
        ok = true
-    :: else -> expected = mval[RA_MSG(l, nmsg[l] - 1)]; ok = false
+    :: else ->
+       expected = mval[RA_MSG(l, nmsg[l] - 1)];
+       if
+       :: order & RA_ACQ_FAIL -> ra_join(l, nmsg[l] - 1)
+       :: else -> skip
+       fi;
+       ok = false
     fi
   }
 }
 
-/* fetch_add(delta), acq_rel: reads the last message (its atomicity). */
+/* fetch_add(delta), acq_rel. */
 inline ra_fetch_add(l, delta) {
   atomic {
     RA_TVIEW(l) = nmsg[l] - 1;
     ra_join(l, nmsg[l] - 1);
-    ra_store(l, mval[RA_MSG(l, nmsg[l] - 1)] + (delta), true)
+    ra_rmw_store(l, mval[RA_MSG(l, nmsg[l] - 1)] + (delta), RA_ACQ_REL)
   }
 }

@@ -27,7 +27,9 @@
 //   without this step; then tail_ can still point to a retired segment, and a
 //   producer's hazard pointer validated against tail_ would not protect it.)
 //   tests/model/unbounded_mpmc_queue.pml shows both: Spin finds that
-//   execution in the published algorithm and none in this one.
+//   execution in the published algorithm and none in this one. The memory
+//   orders below are checked under release/acquire, as Arm needs them, by
+//   tests/model/unbounded_mpmc_ra.pml (each one weakened is caught).
 //
 // Who may call what: any thread, any member but the destructor.
 // Progress: push and try_pop are lock-free. A producer whose slot a consumer

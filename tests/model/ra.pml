@@ -170,7 +170,22 @@ inline ra_cas(l, expected, desired, ok, order) {
   }
 }
 
-/* fetch_add(delta), acq_rel. */
+/* A read-modify-write with the given order: old = l's last message, then
+ * v (which may use old) after it: fetch_add is ra_rmw(l, x, x + d, order),
+ * exchange ra_rmw(l, x, d, order). */
+inline ra_rmw(l, old, v, order) {
+  atomic {
+    RA_TVIEW(l) = nmsg[l] - 1;
+    old = mval[RA_MSG(l, nmsg[l] - 1)];
+    if
+    :: order & RA_ACQ -> ra_join(l, nmsg[l] - 1)
+    :: else -> skip
+    fi;
+    ra_rmw_store(l, v, order)
+  }
+}
+
+/* fetch_add(delta), acq_rel, its result unused. */
 inline ra_fetch_add(l, delta) {
   atomic {
     RA_TVIEW(l) = nmsg[l] - 1;

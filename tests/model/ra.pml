@@ -95,6 +95,21 @@ inline ra_load(l, v, acquire) {
   }
 }
 
+/* hazard_pointer::protect(src)'s loads (its fence is hazard_pointer.pml's):
+ * v = a relaxed load of l, then loads (acquire unless a mutant says not)
+ * until one reads v again. `again` is the caller's scratch, left 0. */
+inline ra_protect(l, v, again, acquire) {
+  ra_load(l, v, false);
+  do
+  :: ra_load(l, again, acquire);
+     if
+     :: again == v -> break
+     :: else -> v = again
+     fi
+  od;
+  again = 0
+}
+
 /* A seq_cst fence by thread th. */
 inline ra_fence_sc_by(th) {
   atomic {

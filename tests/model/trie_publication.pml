@@ -160,19 +160,7 @@ inline check_chain() {
   live[0] = 0; live[1] = 0; live[2] = 0; ck = 0; cb = 0; cl = 0
 }
 
-/* hazard_pointer::protect(loc): w = a relaxed load, then acquire loads
- * until one reads w again. */
-inline protect(loc) {
-  ra_load(loc, w, false);
-  do
-  :: ra_load(loc, again, PROTECT_ACQUIRE);
-     if
-     :: again == w -> break
-     :: else -> w = again
-     fi
-  od;
-  again = 0
-}
+inline protect(loc) { ra_protect(loc, w, again, PROTECT_ACQUIRE) }
 
 /* Reads leaf cur's key (key + 1 in its content), which must be published. */
 inline read_key() {

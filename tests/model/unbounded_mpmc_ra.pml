@@ -72,19 +72,7 @@
 
 byte popped[3]; /* ghost: how often each element (1, 2) was popped */
 
-/* hazard_pointer::protect(loc): seg = a relaxed load, then acquire loads
- * until one reads seg again. */
-inline protect(loc) {
-  ra_load(loc, seg, false);
-  do
-  :: ra_load(loc, again, PROTECT_ACQUIRE);
-     if
-     :: again == seg -> break
-     :: else -> seg = again
-     fi
-  od;
-  again = 0
-}
+inline protect(loc) { ra_protect(loc, seg, again, PROTECT_ACQUIRE) }
 
 /* Pushes `items` elements: 1 + me, then 2 + me. Producer p's n-th link is
  * segment 1 + p + n. */

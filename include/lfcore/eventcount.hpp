@@ -12,10 +12,11 @@
 //
 // Why no wake-up is lost: prepare_wait() increments waiters_ and then issues a
 // seq_cst fence (on x86 the locked increment is one); notify() issues one
-// after the condition's store and then reads waiters_. Of two seq_cst fences one comes first in their single total
-// order: either the notifier sees the waiter (and bumps epoch_, so wait(key)
-// returns or is woken by the futex) or the waiter's later condition() check
-// sees the store (the store-buffering pattern, a fence on each side).
+// after the condition's store and then reads waiters_. Of two seq_cst fences
+// one comes first in their single total order: either the notifier sees the
+// waiter (and bumps epoch_, so wait(key) returns or is woken by the futex) or
+// the waiter's later condition() check sees the store (the store-buffering
+// pattern, a fence on each side).
 //
 // Model-checked on x86-TSO store buffers and under release/acquire with
 // seq_cst fences (tests/model/eventcount.pml): with two producers and two

@@ -1835,11 +1835,11 @@ private:
   // first leaf: as a read-modify-write the OR continues the release sequence
   // of the link it read, which C++ keeps for read-modify-writes only (a
   // compare-and-store breaks it: tests/model/trie_publication.pml, mutant
-  // 6). The bits stay until the bucket empties or is hoisted,
-  // which the caller's link or close CAS then fails on (its end leaf was
-  // marked, or its end word closed). Lock-free: the CAS fails when the
-  // bucket changed (a link, an unlink or another OR) or spuriously, as a
-  // weak CAS may; a bucket that stops changing takes the bits.
+  // 6). The bits stay until the bucket empties or is hoisted, which the
+  // caller's link or close CAS then fails on (its end leaf was marked, or its
+  // end word closed). Lock-free: the CAS fails when the bucket changed (a
+  // link, an unlink or another OR) or spuriously, as a weak CAS may; a bucket
+  // that stops changing takes the bits.
   static bool add_summary(std::atomic<word>& bucket, word bits) noexcept {
     if constexpr (summary_mask == 0) return true;
     word w = bucket.load(std::memory_order_relaxed);

@@ -109,7 +109,7 @@
 #define PTR(w) ((w) & 15)
 #define BITS(w) (((w) >> 4) & 7)
 #define MARK 128        /* a next word's deleted bit */
-#define GARBAGE 127     /* a fresh leaf's next word before its inserter's store */
+#define GARBAGE 127     /* fresh memory (a leaf's next word, a level's fields) before its writer's store */
 #define BUCKET_LINK 255 /* `link` is the bucket, not a leaf's next word */
 #define LOC(link) ((link) == BUCKET_LINK -> BUCKET : NEXT(link))
 #define LAST(loc) mval[RA_MSG(loc, nmsg[loc] - 1)]

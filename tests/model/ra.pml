@@ -21,14 +21,16 @@
  * A seq_cst fence joins the thread's view with one global view that all
  * such fences share, both ways (the paper's SC fence): of two fences, the
  * later sees all the earlier one's thread had seen. A read-modify-write
- * reads the location's last message (its atomicity); acquire, it takes in
- * that message's view; release, it gives its own message the thread's whole
- * view. Whatever its order, its message also carries the view of the message
- * it read: C++20 keeps release sequences of read-modify-writes (an acquire
- * load that reads a relaxed fetch_or synchronizes with the release store the
- * fetch_or read), and only of those (P0982R1 dropped the writer's own later
- * stores). (A seq_cst read-modify-write is modelled as acq_rel: weaker, so a
- * model that passes with it passes with the stronger one.)
+ * reads the location's last message (its atomicity; a compare_exchange that
+ * fails wrote nothing and is only a load, which may be stale); acquire, it
+ * takes in that message's view; release, it gives its own message the
+ * thread's whole view. Whatever its order, its message also carries the
+ * view of the message it read: C++20 keeps release sequences of
+ * read-modify-writes (an acquire load that reads a relaxed fetch_or
+ * synchronizes with the release store the fetch_or read), and only of
+ * those (P0982R1 dropped the writer's own later stores). (A seq_cst
+ * read-modify-write is modelled as acq_rel: weaker, so a model that passes
+ * with it passes with the stronger one.)
  * Left out: load buffering (a load reading a store its thread's later
  * stores lead to: architecturally allowed on Arm, never seen on x86) - a
  * load reads only messages that exist; seq_cst loads and stores.
@@ -162,26 +164,36 @@ inline ra_rmw_store(l, v, order) {
 
 /* compare_exchange(expected, desired) with the given order on success;
  * on failure relaxed (or acquire: RA_ACQ_FAIL), handing back the value read
- * in `expected`. */
+ * in `expected`. Only a CAS that succeeds is a read-modify-write and reads
+ * l's last message; one that fails is an atomic load ([atomics.types.
+ * operations]), so it may read any message from the thread's view on whose
+ * value is not `expected` - a stale one, as a failing LDAXR/CAS on Arm can
+ * while the newer store is still on its way. */
 inline ra_cas(l, expected, desired, ok, order) {
   atomic {
-    RA_TVIEW(l) = nmsg[l] - 1;
+    ra_ts = RA_TVIEW(l);
+    do /* the message read: the last one, or (failing) an older one */
+    :: ra_ts + 1 < nmsg[l] -> ra_ts++
+    :: ra_ts + 1 == nmsg[l] || mval[RA_MSG(l, ra_ts)] != expected -> break
+    od;
+    RA_TVIEW(l) = ra_ts;
     if
-    :: mval[RA_MSG(l, nmsg[l] - 1)] == expected ->
+    :: mval[RA_MSG(l, ra_ts)] == expected ->
        if
-       :: order & RA_ACQ -> ra_join(l, nmsg[l] - 1)
+       :: order & RA_ACQ -> ra_join(l, ra_ts)
        :: else -> skip
        fi;
        ra_rmw_store(l, desired, order);
        ok = true
     :: else ->
-       expected = mval[RA_MSG(l, nmsg[l] - 1)];
+       expected = mval[RA_MSG(l, ra_ts)];
        if
-       :: order & RA_ACQ_FAIL -> ra_join(l, nmsg[l] - 1)
+       :: order & RA_ACQ_FAIL -> ra_join(l, ra_ts)
        :: else -> skip
        fi;
        ok = false
-    fi
+    fi;
+    ra_ts = 0
   }
 }
 

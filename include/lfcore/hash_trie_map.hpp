@@ -1364,8 +1364,9 @@ private:
   // Model-checked: tests/model/trie_compression.pml has these steps with
   // erases, inserts and lookups, and Spin searches every interleaving of
   // three threads for lost or doubled keys, non-linearizable results,
-  // double retirement and livelock (not memory orders); breaking the abort,
-  // the commit's CAS or the freeze's id test is caught.
+  // double retirement and livelock; breaking the abort, the commit's CAS or
+  // the freeze's id test is caught. trie_compression_ra.pml checks the
+  // memory orders below under release/acquire (stale loads, as on Arm).
   static constexpr std::uint64_t idle = 0, freezing = 1, committed = 2;
   static std::uint64_t attempt(std::uint64_t id, std::uint64_t phase) noexcept {
     return (id << 2) | phase;
@@ -1459,8 +1460,13 @@ private:
     std::uint64_t a = level->compression.load(std::memory_order_relaxed);
     if ((a & 3) != idle) return outcome::busy; // an attempt runs, or level is going
     const std::uint64_t id = (a >> 2) + 1;
-    // [trie.attempt] acq_rel, like every CAS on compression: the word orders
-    // the attempt's phases; the freezes below are released after it.
+    // [trie.attempt] acq_rel, like every CAS on compression. The phases
+    // need no order: a read-modify-write reads the word's last value
+    // whatever its order, and the one read that may be stale, a failing CAS
+    // in settle_frozen(), is bounded by [trie.freeze]
+    // (trie_compression_ra.pml passes with these CASes relaxed). acq_rel is
+    // kept: this path runs once per removed level, and on x86 every CAS is
+    // a full barrier anyway.
     if (!level->compression.compare_exchange_strong(a, attempt(id, freezing),
                                                     std::memory_order_acq_rel))
       return outcome::busy;
@@ -1469,7 +1475,11 @@ private:
       detail::stress_point(); // inserts race into the buckets not yet frozen
       word expected = to_word(level);
       // [trie.freeze] release: whoever reads frozen_word(id) (acquire) then
-      // reads compression at (id, freezing) or later.
+      // reads compression at (id, freezing) or later - even in a CAS that
+      // fails, which is only a load. Relaxed, an insert's settle_frozen()
+      // could read the phase before the attempt, thaw without aborting it,
+      // and link a key into a level that then commits
+      // (trie_compression_ra.pml, mutant 1).
       while (!buckets[i].compare_exchange_strong(
           expected, frozen_word(id), std::memory_order_release, std::memory_order_relaxed)) {
         // A stale freeze of an earlier, aborted attempt is empty: take it
@@ -1508,7 +1518,9 @@ private:
     const std::uint64_t id = frozen_id(s.end);
     std::uint64_t a = attempt(id, freezing);
     // acq_rel, as [trie.attempt]: an abort here and the initiator's commit
-    // are ordered by this word, and only one of them succeeds.
+    // both expect (id, freezing), so only one of them succeeds. If this CAS
+    // fails it is a load, not a read-modify-write, but it reads at least
+    // (id, freezing): the caller acquired frozen_word(id) ([trie.freeze]).
     if (s.node->compression.compare_exchange_strong(a, attempt(id, idle),
                                                     std::memory_order_acq_rel))
       a = attempt(id, idle); // else a holds the current value
@@ -1526,13 +1538,15 @@ private:
   // already. parent is protected by the caller (g.up).
   void detach(hash_node* parent, hash_node* level, std::uint64_t h) {
     std::atomic<word>& bucket = parent->bucket(h);
-    // acquire: a helper sees the bucket as the closer left it (through the
-    // compression word it read); the CAS validates it.
+    // acquire, though nothing needs it (trie_compression_ra.pml passes
+    // with it relaxed): this thread reached level through this bucket, so
+    // it reads that word or the detach's, and the CAS validates it.
     word w = bucket.load(std::memory_order_acquire);
     if (w != hoisted_word(level) && w != to_word(level)) return;
     reserve_retire();
-    // [trie.detach] release, as [trie.link]: the bucket is published like a
-    // link. The chain is open again: inserts may append to it.
+    // [trie.detach] release, as [trie.link], though to_word(parent)
+    // publishes nothing new (trie_compression_ra.pml passes with it
+    // relaxed). The chain is open again: inserts may append to it.
     if (bucket.compare_exchange_strong(w, to_word(parent), std::memory_order_release,
                                        std::memory_order_relaxed))
       retire(level); // unreachable now; readers inside it hold hazard pointers on it

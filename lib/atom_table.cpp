@@ -43,7 +43,9 @@ static_assert(alignof(property_block) >= alignof(property_item));
 
 atom_entry::~atom_entry() {
   // Nobody can reach the atom any more: no hazard pointer, no reference.
-  property_block* b = properties.load(std::memory_order_relaxed); // relaxed: sole owner
+  // relaxed: sole owner. [atom.kill] acquired the last [atom.release], so
+  // the last [atom.props.publish] happened before (atom_table_ra.pml).
+  property_block* b = properties.load(std::memory_order_relaxed);
   if (b == nullptr) return;
   for (const property_item& p : *b)
     if (p.kind == property::functor) delete reinterpret_cast<functor_entry*>(p.value);
@@ -173,7 +175,8 @@ using trie = hash_trie_map<std::string_view, void, std::hash<std::string_view>,
 
 // Takes the atom for the caller: a reference (counted) or the permanent bit.
 // False if the atom is dead: it is being collected and must be treated as absent.
-// With release() and collect(), model-checked by Spin: tests/model/atom_collection.pml.
+// With release() and collect(), model-checked by Spin: tests/model/atom_collection.pml
+// (the protocol), atom_table_ra.pml (its memory orders, under release/acquire).
 bool claim(const atom_entry& d, bool counted) {
   std::uint32_t s = d.state.load(std::memory_order_relaxed); // relaxed: the CAS validates it
   for (;;) {
@@ -183,7 +186,11 @@ bool claim(const atom_entry& d, bool counted) {
       throw std::overflow_error("atom_table: more than max_references references to one atom");
     const std::uint32_t want = counted ? s + 1 : s | permanent_bit;
     // [atom.claim] acq_rel: against [atom.kill], exactly one of the two CASes
-    // on a state of 0 succeeds; acquire orders what the last release did.
+    // on a state of 0 succeeds (atomicity: any order would do). The acquire
+    // is not needed (atom_table_ra.pml passes with it relaxed): a claim and
+    // the release after it are read-modify-writes, so they continue the
+    // release sequence of the release they follow, and [atom.kill] still
+    // synchronizes with every earlier release. Kept: on x86 it is free.
     if (d.state.compare_exchange_weak(s, want, std::memory_order_acq_rel,
                                       std::memory_order_relaxed))
       return true;

@@ -165,10 +165,10 @@ inline ra_rmw_store(l, v, order) {
 /* compare_exchange(expected, desired) with the given order on success;
  * on failure relaxed (or acquire: RA_ACQ_FAIL), handing back the value read
  * in `expected`. Only a CAS that succeeds is a read-modify-write and reads
- * l's last message; one that fails is an atomic load ([atomics.types.
- * operations]), so it may read any message from the thread's view on whose
- * value is not `expected` - a stale one, as a failing LDAXR/CAS on Arm can
- * while the newer store is still on its way. */
+ * l's last message; one that fails is an atomic load
+ * ([atomics.types.operations]), so it may read any message from the
+ * thread's view on whose value is not `expected` - a stale one, as a
+ * failing LDAXR/CAS on Arm can while the newer store is still on its way. */
 inline ra_cas(l, expected, desired, ok, order) {
   atomic {
     ra_ts = RA_TVIEW(l);

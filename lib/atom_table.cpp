@@ -187,10 +187,11 @@ bool claim(const atom_entry& d, bool counted) {
     const std::uint32_t want = counted ? s + 1 : s | permanent_bit;
     // [atom.claim] acq_rel: against [atom.kill], exactly one of the two CASes
     // on a state of 0 succeeds (atomicity: any order would do). The acquire
-    // is not needed (atom_table_ra.pml passes with it relaxed): a claim and
-    // the release after it are read-modify-writes, so they continue the
-    // release sequence of the release they follow, and [atom.kill] still
-    // synchronizes with every earlier release. Kept: on x86 it is free.
+    // is not needed (atom_table_ra.pml's MUTANT 5, relaxed, passes): a
+    // claim and the release after it are read-modify-writes, so they
+    // continue the release sequence of the release they follow, and
+    // [atom.kill] still synchronizes with every earlier release. Kept: on
+    // x86 it is free.
     if (d.state.compare_exchange_weak(s, want, std::memory_order_acq_rel,
                                       std::memory_order_relaxed))
       return true;

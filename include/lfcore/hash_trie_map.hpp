@@ -1464,9 +1464,9 @@ private:
     // need no order: a read-modify-write reads the word's last value
     // whatever its order, and the one read that may be stale, a failing CAS
     // in settle_frozen(), is bounded by [trie.freeze]
-    // (trie_compression_ra.pml passes with these CASes relaxed). acq_rel is
-    // kept: this path runs once per removed level, and on x86 every CAS is
-    // a full barrier anyway.
+    // (trie_compression_ra.pml's MUTANT 3, these CASes relaxed, passes).
+    // acq_rel is kept: this path runs once per removed level, and on x86
+    // every CAS is a full barrier anyway.
     if (!level->compression.compare_exchange_strong(a, attempt(id, freezing),
                                                     std::memory_order_acq_rel))
       return outcome::busy;
@@ -1538,15 +1538,15 @@ private:
   // already. parent is protected by the caller (g.up).
   void detach(hash_node* parent, hash_node* level, std::uint64_t h) {
     std::atomic<word>& bucket = parent->bucket(h);
-    // acquire, though nothing needs it (trie_compression_ra.pml passes
-    // with it relaxed): this thread reached level through this bucket, so
-    // it reads that word or the detach's, and the CAS validates it.
+    // acquire, though nothing needs it (trie_compression_ra.pml's MUTANT
+    // 3, relaxed, passes): this thread reached level through this bucket,
+    // so it reads that word or the detach's, and the CAS validates it.
     word w = bucket.load(std::memory_order_acquire);
     if (w != hoisted_word(level) && w != to_word(level)) return;
     reserve_retire();
     // [trie.detach] release, as [trie.link], though to_word(parent)
-    // publishes nothing new (trie_compression_ra.pml passes with it
-    // relaxed). The chain is open again: inserts may append to it.
+    // publishes nothing new (trie_compression_ra.pml's MUTANT 3,
+    // relaxed, passes). The chain is open again: inserts may append to it.
     if (bucket.compare_exchange_strong(w, to_word(parent), std::memory_order_release,
                                        std::memory_order_relaxed))
       retire(level); // unreachable now; readers inside it hold hazard pointers on it

@@ -39,13 +39,14 @@
  * word, a phase from before the attempt; it thaws the bucket without
  * aborting, and the attempt commits over the key the insert then links;
  * 2: the insert's acquire load of L's bucket relaxed, the same way round.
- * Not shown needed (each passes all three scenarios when made relaxed):
- * [trie.detach]'s release (to_word(root) publishes nothing new) and the
- * acquire of detach()'s load (its CAS validates it); any order on the
- * compression word's CASes - the attempt, the commit, the aborts - since a
- * read-modify-write reads the word's last value whatever its order, and the
- * one read that can be stale, a failing CAS in settle_frozen(), is bounded
- * by the freeze the insert acquired (mutant 1).
+ * Not shown needed - MUTANT 3 makes them all relaxed at once, and every
+ * scenario must still pass: [trie.detach]'s release (to_word(root)
+ * publishes nothing new) and the acquire of detach()'s load (its CAS
+ * validates it); any order on the compression word's CASes - the attempt,
+ * the commit, the aborts - since a read-modify-write reads the word's last
+ * value whatever its order, and the one read that can be stale, a failing
+ * CAS in settle_frozen(), is bounded by the freeze the insert acquired
+ * (mutant 1). The code keeps these orders.
  */
 
 #ifndef SCENARIO
@@ -91,6 +92,9 @@
 
 #define FREEZE_ORDER (MUTANT == 1 -> RA_RLX : RA_REL)
 #define READ_ACQUIRE (MUTANT != 2)
+#define COMPRESSION_ORDER (MUTANT == 3 -> RA_RLX : (RA_ACQ_REL | RA_ACQ_FAIL))
+#define DETACH_ORDER (MUTANT == 3 -> RA_RLX : RA_REL)
+#define DETACH_ACQUIRE (MUTANT != 3)
 
 #define NONE 0
 #define FIND 1
@@ -121,11 +125,11 @@ inline thaw(k, w) {
 
 /* Step 4 ([trie.detach]): the root's bucket from L back to the root. */
 inline detach() {
-  ra_load(ROOT_BUCKET, w, true);
+  ra_load(ROOT_BUCKET, w, DETACH_ACQUIRE);
   if
   :: w == TO_L ->
      atomic {
-       ra_cas(ROOT_BUCKET, w, OPEN, ok, RA_REL);
+       ra_cas(ROOT_BUCKET, w, OPEN, ok, DETACH_ORDER);
        if
        :: ok ->
           assert(PHASE(LAST(COMPRESSION)) == COMMITTED);
@@ -145,7 +149,7 @@ inline detach() {
 inline settle_frozen(k, w) {
   id = ID_OF(w);
   a = ATTEMPT(id, FREEZING);
-  ra_cas(COMPRESSION, a, ATTEMPT(id, IDLE), ok, RA_ACQ_REL | RA_ACQ_FAIL);
+  ra_cas(COMPRESSION, a, ATTEMPT(id, IDLE), ok, COMPRESSION_ORDER);
   if
   :: !ok && a == ATTEMPT(id, COMMITTED) -> detach()
   :: else -> thaw(k, w)
@@ -159,7 +163,7 @@ inline try_remove() {
   :: PHASE(a) != IDLE || ID(a) == MAX_ID -> outcome = BUSY /* (MAX_ID: the model's bound) */
   :: else ->
      id = ID(a) + 1;
-     ra_cas(COMPRESSION, a, ATTEMPT(id, FREEZING), ok, RA_ACQ_REL | RA_ACQ_FAIL); /* [trie.attempt] */
+     ra_cas(COMPRESSION, a, ATTEMPT(id, FREEZING), ok, COMPRESSION_ORDER); /* [trie.attempt] */
      if
      :: !ok -> outcome = BUSY
      :: else ->
@@ -184,14 +188,14 @@ inline try_remove() {
         if
         :: all_frozen ->
            a = ATTEMPT(id, FREEZING);
-           ra_cas(COMPRESSION, a, ATTEMPT(id, COMMITTED), ok, RA_ACQ_REL | RA_ACQ_FAIL)
+           ra_cas(COMPRESSION, a, ATTEMPT(id, COMMITTED), ok, COMPRESSION_ORDER)
         :: else -> skip
         fi;
         if
         :: ok -> detach(); outcome = REMOVED
         :: else ->
            a = ATTEMPT(id, FREEZING); /* abort, unless an insert did */
-           ra_cas(COMPRESSION, a, ATTEMPT(id, IDLE), ok, RA_ACQ_REL | RA_ACQ_FAIL);
+           ra_cas(COMPRESSION, a, ATTEMPT(id, IDLE), ok, COMPRESSION_ORDER);
            thaw(0, FROZEN(id));
            thaw(1, FROZEN(id));
            outcome = FAILED

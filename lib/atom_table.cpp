@@ -74,7 +74,8 @@ static_assert(atom_table::max_references <= refs_mask);
 // hand-over, which orders the two threads), and frees the chunks with the
 // table. A block costs its size rounded up to 8 bytes, where glibc's malloc
 // adds an 8-byte header and rounds to 16: 46 bytes per atom beyond the text
-// instead of 58 on the paper's workload (bench/results/README.md). Blocks
+// instead of 58 on the paper's workload, with the 8-byte hash the entry then
+// held (bench/results/README.md). Blocks
 // above max_block, threads with larger ids, and atoms that may be collected
 // use operator new.
 class atom_arena {
@@ -146,7 +147,7 @@ struct atom_leaf_policy {
   // As atom_table::get calls hash_trie_map::try_emplace_and_visit(text, f,
   // state, arena) (or try_emplace, after meeting a dead atom).
   template <class TextTuple, class Args>
-  static leaf* make(std::uint64_t h, std::piecewise_construct_t, TextTuple&& text, Args&& args) {
+  static leaf* make(std::uint64_t, std::piecewise_construct_t, TextTuple&& text, Args&& args) {
     const std::string_view t = std::get<0>(text);
     const std::uint32_t state = std::get<0>(args);
     atom_arena& arena = std::get<1>(args);
@@ -154,7 +155,7 @@ struct atom_leaf_policy {
     void* raw = (state & permanent_bit) != 0 ? arena.allocate(bytes) : nullptr;
     const bool carved = raw != nullptr;
     if (!carved) raw = ::operator new(bytes);
-    return ::new (raw) atom_entry(h, t, state, carved); // noexcept
+    return ::new (raw) atom_entry(t, state, carved); // noexcept
   }
   // Stateless: the hazard-pointer domain calls it, after the table may be
   // gone - but only for atoms that died, which were never carved. Carved

@@ -8,8 +8,11 @@
 //
 // Structure
 // * The atoms are the elements of a hash_trie_map whose leaf is the atom's
-//   entry (as in the paper's Fig. 4): hash, chain link, state, size,
-//   properties and the text, in one allocation. Leaves never move
+//   entry (as in the paper's Fig. 4, less the hash): chain link, state,
+//   size, properties and the text, in one allocation. The trie hashes a
+//   text again where it needs a leaf's hash (iteration, closing a chain):
+//   8 bytes less per atom, and interns ran as fast or faster
+//   (bench/results/README.md, "The atom's hash, dropped"). Leaves never move
 //   (hash_trie_map closes full chains instead of moving leaves), so a handle
 //   is the entry's address: name() is one dereference, never a hash lookup.
 // * Properties (the paper's PropsOfAE: operators, predicates, any kind the
@@ -49,7 +52,7 @@
 // Ordering: intern/intern_ref/find are linearizable (hash_trie_map's insert
 // or lookup, and the CAS on the state word); what the thread that created
 // an atom wrote before interning it is visible to every thread that obtains it.
-// Memory: per atom, one block of 33 bytes plus the text, rounded up to 8,
+// Memory: per atom, one block of 25 bytes plus the text, rounded up to 8,
 // plus its share of the trie's buckets (bench/results/README.md measures
 // it). Atoms created permanent (intern) are carved from the table's arena:
 // chunks per thread, freed with the table, no allocator header. Atoms that
@@ -85,14 +88,13 @@ namespace detail {
 
 struct property_block;
 
-/// An atom: a leaf of the hash trie (hash and next are the trie's), with its
-/// text right after it in the same block, NUL-terminated (the text itself
-/// may contain NULs). 32 bytes plus the text.
+/// An atom: a leaf of the hash trie (next is the trie's), with its text
+/// right after it in the same block, NUL-terminated (the text itself may
+/// contain NULs). 24 bytes plus the text.
 struct atom_entry {
-  atom_entry(std::uint64_t mixed_hash, std::string_view text, std::uint32_t initial_state,
-             bool in_arena) noexcept
-      : hash(mixed_hash), state(initial_state),
-        size(static_cast<std::uint32_t>(text.size()) & max_size), carved(in_arena ? 1u : 0u) {
+  atom_entry(std::string_view text, std::uint32_t initial_state, bool in_arena) noexcept
+      : state(initial_state), size(static_cast<std::uint32_t>(text.size()) & max_size),
+        carved(in_arena ? 1u : 0u) {
     char* dst = reinterpret_cast<char*>(this + 1);
     if (!text.empty()) std::memcpy(dst, text.data(), text.size());
     dst[text.size()] = '\0';
@@ -104,7 +106,6 @@ struct atom_entry {
   const char* c_str() const noexcept { return reinterpret_cast<const char*>(this + 1); }
   std::string_view text() const noexcept { return {c_str(), size}; }
 
-  const std::uint64_t hash;                                 // the trie's (mixed) hash of the text
   std::atomic<std::uintptr_t> next{0};                      // the trie's chain link
   mutable std::atomic<std::uint32_t> state;                 // permanent, dead, reference count
   static constexpr std::uint32_t max_size = (1u << 31) - 1; // atom_table::max_length is less
@@ -112,7 +113,7 @@ struct atom_entry {
   const std::uint32_t carved : 1; // from the table's arena, not operator new
   mutable std::atomic<property_block*> properties{nullptr};
 };
-static_assert(sizeof(atom_entry) == 32);
+static_assert(sizeof(atom_entry) == 24);
 struct functor_entry;
 
 } // namespace detail
@@ -217,8 +218,8 @@ public:
   /// faster on one thread and 12% on two, for 3 more bytes per atom
   /// (bench/results/README.md). The root never grows: a table that goes far
   /// past its root slows as it grows (with 0, the paper's benchmark ran at
-  /// 0.39x-0.49x the sized table's rate, bench/results/atoms_unsized/, in 47.7
-  /// bytes per atom beyond the text against 46.4), so pass an estimate
+  /// 0.39x-0.49x the sized table's rate, bench/results/atoms_unsized/, in 39.8
+  /// bytes per atom beyond the text against 38.5), so pass an estimate
   /// whenever more than about 250,000 atoms may come. A sized table also
   /// links a new atom at its chain's head without walking the chain
   /// (hash_trie_config::head_inserts).

@@ -420,14 +420,24 @@ public:
   requires transparent void prefetch(const K& key) const { prefetch_bucket(hash_of(key)); }
   template <std::input_iterator It, std::sentinel_for<It> End>
   void prefetch(It first, End last) const {
+    constexpr bool compare_keys = prefetch_compares_keys<It>;
     const std::atomic<word>* buckets[prefetch_group];
     std::uint64_t hashes[prefetch_group];
+    [[maybe_unused]] std::conditional_t<compare_keys, It, char> at[prefetch_group]; // the keys
     std::size_t second[prefetch_group]; // keys whose chain goes on past a leaf not theirs
     std::size_t deeper[prefetch_group]; // keys whose level's bucket leads a level further down
+    // Whether l is key i's leaf (by its hash: most likely).
+    auto holds = [&](const leaf& l, std::size_t i) {
+      if constexpr (compare_keys)
+        return equal_(LeafPolicy::key(l), *at[i]);
+      else
+        return leaf_hash(l) == hashes[i];
+    };
     reader g(*domain_);
     while (first != last) {
       std::size_t n = 0;
       for (; n < prefetch_group && first != last; ++n, ++first) {
+        if constexpr (compare_keys) at[n] = first;
         hashes[n] = hash_of(*first);
         buckets[n] = &root_->bucket(hashes[n]);
         __builtin_prefetch(buckets[n]);
@@ -455,7 +465,7 @@ public:
           continue;
         }
         const leaf& l = *leaf_of(w);
-        if (leaf_hash(l) == hashes[i]) continue; // most likely the key's own leaf
+        if (holds(l, i)) continue;
         // relaxed: g.cur keeps l readable; its next word is a prefetch address.
         const word next = unmarked(l.next.load(std::memory_order_relaxed));
         if (is_hash(next)) continue;
@@ -464,7 +474,8 @@ public:
       }
       if (3 * m >= n) // the fourth round pays only where chains are long (see above)
         for (std::size_t k = 0; k < m; ++k)
-          prefetch_third_leaf(g, *buckets[second[k]], hashes[second[k]]);
+          prefetch_third_leaf(g, *buckets[second[k]],
+                              [&](const leaf& l) { return holds(l, second[k]); });
       for (std::size_t k = 0; k < d; ++k)
         prefetch_in_second_level(g, *buckets[deeper[k]], hashes[deeper[k]]);
     }
@@ -984,6 +995,14 @@ private:
     else
       return hash_of(LeafPolicy::key(l));
   }
+  // Rounds 3 and 4 of prefetch(first, last) ask whether a leaf is the key's
+  // own. A leaf without its hash, whose key costs more to hash than to
+  // compare (an atom's text), is compared with the key, read again from the
+  // range when it is a forward range: rehashing the leaves made the atom
+  // workload's prefetched pieces 0.95x on one thread.
+  template <class It>
+  static constexpr bool prefetch_compares_keys =
+      !leaf_stores_hash && !detail::rehash_is_cheap_v<Key, Hash> && std::forward_iterator<It>;
   // A cheap filter before comparing keys: false only if l's key has another hash.
   static bool hash_may_match(const leaf& l, std::uint64_t h) noexcept {
     if constexpr (leaf_stores_hash)
@@ -1041,7 +1060,8 @@ private:
   // is not its own and has a successor: if that second leaf is not the
   // key's either, prefetches the third. The first two are cached by now
   // (rounds two and three), so the walk costs two validated protections.
-  void prefetch_third_leaf(reader& g, const std::atomic<word>& bucket, std::uint64_t h) const {
+  template <class Holds>
+  void prefetch_third_leaf(reader& g, const std::atomic<word>& bucket, Holds holds_key) const {
     const word w = g->cur.protect(bucket, leaf_or_null); // acquires, as in round three
     if (is_hash(w)) return;
     const leaf* first = leaf_of(w);
@@ -1056,7 +1076,7 @@ private:
     if (!g->next.try_protect_if(second,
                                 [&] { return first->next.load(std::memory_order_acquire) == nw; }))
       return;
-    if (leaf_hash(*second) != h) {
+    if (!holds_key(*second)) {
       // relaxed: g.next keeps second readable; its next word is a prefetch address.
       const word third = unmarked(second->next.load(std::memory_order_relaxed));
       if (!is_hash(third)) __builtin_prefetch(leaf_of(third));
@@ -2168,10 +2188,13 @@ private:
   // The same, from the positions gathered `ahead` of `after` (ascending, all
   // after it), gathering the next batch when those run out. If a call
   // throws, every position still ahead stays there.
+  // `after` may be the batch's last position (see const_iterator::operator++).
   const leaf* next_after(const position* after, batch& ahead, reader_guards& g) const {
-    std::optional<position> erased;
+    std::optional<position> kept; // after, out of the batch that gathering clears
     for (;;) {
       if (ahead.exhausted()) {
+        if (!ahead.items.empty() && after == &ahead.items.back())
+          after = &kept.emplace(std::move(ahead.items.back()));
         ahead.clear();
         try {
           gather_after(root_, 0, after, false, g, ahead);
@@ -2182,12 +2205,11 @@ private:
         if (ahead.exhausted()) return nullptr;
       }
       detail::stress_pause(); // others may remove and reclaim its leaf meanwhile
-      position& p = ahead.items[ahead.taken];
+      const position& p = ahead.items[ahead.taken];
       const leaf* l = lookup(p.hash, p.key, g);
       ++ahead.taken;
       if (l != nullptr) return l;
-      erased = std::move(p); // erased meanwhile: go on after it
-      after = &*erased;
+      after = &p; // erased meanwhile: go on after it
     }
   }
   const_iterator iterator_after(const position* after) const {
@@ -2242,15 +2264,23 @@ public:
     reference operator*() const noexcept { return LeafPolicy::value(*leaf_); }
     pointer operator->() const noexcept { return &LeafPolicy::value(*leaf_); }
     const_iterator& operator++() {
-      // hp_ protects leaf_, and so here's key, until it takes the next leaf
-      // (reused: see position).
-      const position here{map_->leaf_hash(*leaf_), position_key(LeafPolicy::key(*leaf_))};
+      // hp_ protects leaf_, and so the key of its position, until it takes
+      // the next leaf (reused: see position).
       reader g(*map_->domain_);
       if constexpr (LeafPolicy::position_key_borrows) { // a batch would hold a guard per key
+        const position here = made_position();
         leaf_ = map_->next_after(&here, *g);
       } else {
         if (!ahead_) ahead_ = std::make_unique<batch>();
-        leaf_ = map_->next_after(&here, *ahead_, *g);
+        // After the first ++, go on from the batch's last position handed
+        // out: leaf_'s, or one after it that next_after found erased (a
+        // step that threw), with only erased keys between. No rehash and no
+        // key copy (made_position hashes an atom's text again and allocates
+        // for a long string key: an atom table's iteration took 1.2x as long).
+        std::optional<position> made;
+        const position* here =
+            ahead_->taken != 0 ? &ahead_->items[ahead_->taken - 1] : &made.emplace(made_position());
+        leaf_ = map_->next_after(here, *ahead_, *g);
       }
       if (leaf_ != nullptr)
         hp_.reset_protection(leaf_); // safe: g.cur protects it
@@ -2269,6 +2299,9 @@ public:
 
   private:
     friend class hash_trie_map;
+    position made_position() const {
+      return {map_->leaf_hash(*leaf_), position_key(LeafPolicy::key(*leaf_))};
+    }
     // l must be protected by a guard of the caller's during this call.
     const_iterator(const hash_trie_map* map, const leaf* l)
         : map_(map), leaf_(l), section_(Reclamation::read_section()), hp_(map->make_guard()) {

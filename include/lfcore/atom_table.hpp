@@ -11,8 +11,9 @@
 //   entry (as in the paper's Fig. 4, less the hash): chain link, state,
 //   size, properties and the text, in one allocation. The trie hashes a
 //   text again where it needs a leaf's hash (iteration, closing a chain):
-//   8 bytes less per atom, and interns ran as fast or faster
-//   (bench/results/README.md, "The atom's hash, dropped"). Leaves never move
+//   8 bytes less per atom; interns one at a time ran as fast within
+//   noise, prefetched ones 1.1x-1.2x (bench/results/README.md, "The
+//   atom's hash, dropped"). Leaves never move
 //   (hash_trie_map closes full chains instead of moving leaves), so a handle
 //   is the entry's address: name() is one dereference, never a hash lookup.
 // * Properties (the paper's PropsOfAE: operators, predicates, any kind the

@@ -828,8 +828,8 @@ TYPED_TEST(HashTrieMap, AStepThatThrowsLeavesTheIteratorWhereItWas) {
 TYPED_TEST(HashTrieMap, StepsGoOnPastRunsOfKeysErasedAhead) {
   map_for<TypeParam, std::string, int, string_hash, string_equal> m(hash_trie_config{2, 2, 2});
   constexpr int n = 3000;
-  for (int k = 0; k < n; ++k)
-    m.insert({"a key too long for the small buffer " + std::to_string(k), k});
+  auto key = [](int k) { return "a key too long for the small buffer " + std::to_string(k); };
+  for (int k = 0; k < n; ++k) m.insert({key(k), k});
   std::vector<int> order; // the values in iteration order
   for (const auto& kv : m) order.push_back(kv.second);
   ASSERT_EQ(order.size(), std::size_t(n));
@@ -845,7 +845,7 @@ TYPED_TEST(HashTrieMap, StepsGoOnPastRunsOfKeysErasedAhead) {
     run = run % 40 + 1; // 1 to 40 keys right after this one
     for (std::size_t i = place[it->second] + 1; i <= place[it->second] + run && i < order.size();
          ++i) {
-      ASSERT_EQ(m.erase("a key too long for the small buffer " + std::to_string(order[i])), 1u);
+      ASSERT_EQ(m.erase(key(order[i])), 1u);
       erased[order[i]] = true;
     }
   }

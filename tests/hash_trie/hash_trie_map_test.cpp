@@ -440,6 +440,30 @@ TYPED_TEST(HashTrieMap, UpsertsRacingOnMovedKeysInsertEachOnce) {
   EXPECT_EQ(elements, keys);
 }
 
+// The size counter: threads with small registry ids add to a shard each
+// owns without a locked instruction, the rest share one. More threads than
+// shards, in waves that reuse the ids of the wave before, each inserting its
+// own keys and erasing half of them: a shard written by two threads at once,
+// or by a new owner that missed its old owner's count, would lose updates.
+TYPED_TEST(HashTrieMap, SizeCountsEveryThreadsUpdatesPastTheShards) {
+  constexpr int waves = 3, threads = 24, keys_per_thread = 400;
+  map_for<TypeParam, long, long> m(tiny);
+  for (int w = 0; w < waves; ++w) {
+    std::barrier together(threads); // all live at once: ids up to threads - 1
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        together.arrive_and_wait();
+        const long first = static_cast<long>(w * threads + t) * keys_per_thread;
+        for (long k = first; k < first + keys_per_thread; ++k) m.insert({k, k});
+        for (long k = first; k < first + keys_per_thread; k += 2) m.erase(k);
+      });
+    for (auto& th : pool) th.join();
+    EXPECT_EQ(m.size(), static_cast<std::size_t>((w + 1) * threads * keys_per_thread / 2))
+        << "after wave " << w;
+  }
+}
+
 // The cheaper counter update()'s documentation points to: a mutable atomic
 // in the element, added to through visit(), which reaches the element in
 // place (elements never move), and try_emplace for a key not there yet.

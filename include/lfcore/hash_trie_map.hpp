@@ -1040,10 +1040,11 @@ private:
   // Threads with ids below shards - 1 each own a shard and add to it without
   // a locked instruction (two of an erase-and-insert pair's five: the pair
   // took 0.92x-0.94x the time in cache, bench/results/spot_zeroing/); the
-  // rest share the last shard. An id is one live thread's at a time, and a reused
-  // id's previous owner released it (release) before its next owner claimed
-  // it (acquire, thread_registry), so each owned shard has one writer at a
-  // time, ordered. relaxed: size() is an estimate under concurrent updates.
+  // rest share the last shard. An id is one live thread's at a time, and a
+  // reused id's previous owner released it (release) before its next owner
+  // claimed it (acquire, thread_registry), so each owned shard has one
+  // writer at a time, ordered. Wait-free either way. relaxed: size() is an
+  // estimate under concurrent updates.
   void adjust_size(std::ptrdiff_t d) noexcept {
     const thread_registry::id_type id = thread_registry::current_id();
     if (id < shards - 1) {

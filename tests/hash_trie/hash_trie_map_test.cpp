@@ -449,7 +449,7 @@ TYPED_TEST(HashTrieMap, SizeCountsEveryThreadsUpdatesPastTheShards) {
   constexpr int waves = 3, threads = 24, keys_per_thread = 400;
   map_for<TypeParam, long, long> m(tiny);
   for (int w = 0; w < waves; ++w) {
-    std::barrier together(threads); // all live at once: ids up to threads - 1
+    std::barrier together(threads); // all live at once: ids past the shards
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t)
       pool.emplace_back([&, t] {

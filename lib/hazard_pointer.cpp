@@ -124,10 +124,7 @@ hazard_pointer_domain::thread_state* hazard_pointer_domain::allocate_chunk(std::
   return expected;
 }
 
-detail::hazard_record* hazard_pointer_domain::acquire_record() {
-  thread_state& ts = local();
-  if (ts.cached_records > 0) return ts.record_cache[--ts.cached_records];
-
+detail::hazard_record* hazard_pointer_domain::acquire_free_record() {
   // acquire: pairs with the release push below, so `next` and `domain` of every
   // record we walk are visible.
   for (detail::hazard_record* r = records_head_->load(std::memory_order_acquire); r != nullptr;
@@ -145,26 +142,11 @@ detail::hazard_record* hazard_pointer_domain::acquire_record() {
   detail::hazard_record* head = records_head_->load(std::memory_order_relaxed);
   do {
     r->next = head;
-    // release: publishes next/domain to walkers (acquire_record, scan).
+    // release: publishes next/domain to walkers (acquire_free_record, scan).
   } while (!records_head_->compare_exchange_weak(head, r, std::memory_order_release,
                                                  std::memory_order_relaxed));
   record_count_.fetch_add(1, std::memory_order_relaxed); // relaxed: feeds a heuristic
   return r;
-}
-
-void hazard_pointer_domain::release_record(detail::hazard_record* r) noexcept {
-  // [hp.reset] release: the owner's last accesses to the protected object happen
-  // before a scan that reads null here.
-  r->protected_ptr.store(nullptr, std::memory_order_release);
-  // A kept object's, destroyed with the domain: the record goes with it, and
-  // local() might have to allocate for a thread that never used the domain.
-  if (tearing_down_) return;
-  thread_state& ts = local();
-  if (ts.cached_records < thread_state::record_cache_capacity) {
-    ts.record_cache[ts.cached_records++] = r;
-    return;
-  }
-  r->in_use.store(false, std::memory_order_release); // pairs with the exchange in acquire_record
 }
 
 detail::retired_block* hazard_pointer_domain::add_block(thread_state& ts) {
@@ -302,7 +284,7 @@ void hazard_pointer_domain::on_thread_exit(thread_registry::id_type id) noexcept
   destroy_cached_objects(ts); // their records go to the record cache, emptied next
   while (ts.cached_records > 0) {
     detail::hazard_record* r = ts.record_cache[--ts.cached_records];
-    r->in_use.store(false, std::memory_order_release); // pairs with acquire_record
+    r->in_use.store(false, std::memory_order_release); // pairs with acquire_free_record
   }
 }
 

@@ -549,9 +549,9 @@ public:
   /// f(const value_type& element, bool inserted) on the element the key
   /// holds after the call - the one it inserted or the one present - while
   /// it is protected, and returns inserted. An iterator costs a hazard
-  /// pointer of its own; this call uses only those its thread keeps: 0.85x
-  /// the time of try_emplace for a present key, 0.92x for a new one, at 1e5
-  /// keys (bench/results/try_emplace_and_visit/). f must not keep
+  /// pointer of its own; this call uses only those its thread keeps: 0.86x
+  /// the time of try_emplace for a present key, 0.93x for a new one, at 1e5
+  /// keys (bench/results/hp_record_inline/). f must not keep
   /// references. If f throws, an insertion it was told of stands.
   template <class F, class... Args>
   bool try_emplace_and_visit(const Key& key, F&& f, Args&&... args) {

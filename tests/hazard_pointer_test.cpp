@@ -312,6 +312,18 @@ TEST_F(HazardPointer, RecordsAreReusedNotLeaked) {
   EXPECT_LE(domain.stats().hazard_records, 2u + 4u);
 }
 
+// A thread caches up to 8 released records; the rest go back to the domain's
+// list (release_record's other branch), where the next acquisitions find them.
+TEST_F(HazardPointer, RecordsPastTheThreadsCacheAreReused) {
+  hazard_pointer_domain domain(eager());
+  constexpr std::size_t held = 20; // more than a thread's record cache holds
+  for (int round = 0; round < 3; ++round) {
+    std::vector<hazard_pointer> many;
+    for (std::size_t i = 0; i < held; ++i) many.push_back(make_hazard_pointer(domain));
+    EXPECT_EQ(domain.stats().hazard_records, held) << "round " << round;
+  }
+}
+
 // ------------------------------------------ objects a thread keeps in a domain
 
 std::atomic<int> kept_live{0};

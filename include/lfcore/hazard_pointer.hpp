@@ -333,7 +333,9 @@ private:
   // A record from the thread's cache, else from the list (acquire_free_record).
   // The cache hits are inline: every iterator a map hands out takes a record
   // and gives it back, and the two calls out of line made a find() of 1e6
-  // keys 1.25x slower (bench/results/hp_record_inline/).
+  // keys 1.25x slower (bench/results/hp_record_inline/). Progress: the cache
+  // paths are wait-free; acquire_free_record is lock-free (its push's CAS
+  // fails only when another thread pushed a record).
   detail::hazard_record* acquire_record() {
     thread_state& ts = local();
     if (ts.cached_records > 0) [[likely]]

@@ -8,4 +8,4 @@ set key top right
 set grid
 set yrange [0:*]
 set datafile missing '-'
-plot for [i=2:14] 'map_count_zipf.dat' using 1:i with linespoints lw 2 title columnhead(i)
+plot for [i=2:15] 'map_count_zipf.dat' using 1:i with linespoints lw 2 title columnhead(i)

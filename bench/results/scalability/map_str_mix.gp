@@ -8,4 +8,4 @@ set key top right
 set grid
 set yrange [0:*]
 set datafile missing '-'
-plot for [i=2:9] 'map_str_mix.dat' using 1:i with linespoints lw 2 title columnhead(i)
+plot for [i=2:10] 'map_str_mix.dat' using 1:i with linespoints lw 2 title columnhead(i)

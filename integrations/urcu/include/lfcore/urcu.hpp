@@ -16,10 +16,10 @@
 //   offline) while it holds no element or iterator - else grace periods, and
 //   so all reclamation, stop. lfcore registers no thread for qsbr.
 //
-// Trade-off against hazard pointers (numbers: bench/results/qsbr/): a reader
-// writes nothing per node it passes, so lookups are cheaper. On 1e6 keys
-// qsbr's hits ran 1.15x-1.29x hazard pointers', memb's only 1.02x-1.09x (its
-// read lock and unlock cost about what the hazard pointers spend); memb's
+// Trade-off against hazard pointers (numbers: bench/results/qsbr/ and
+// memb_tls/): a reader writes nothing per node it passes, so lookups are
+// cheaper. On 1e6 keys qsbr's hits ran 1.15x-1.29x hazard pointers', memb's
+// 1.13x-1.16x (its read lock and unlock are most of the difference); memb's
 // grace periods interrupt every reader (membarrier), so its update mixes ran
 // 0.83x-0.93x past one thread, where qsbr's ran 1.10x-1.19x. The price: a
 // retired node waits for every read-side section that began before its
@@ -79,6 +79,25 @@ extern "C" {
 extern const struct rcu_flavor_struct urcu_memb_flavor;
 extern const struct rcu_flavor_struct urcu_qsbr_flavor;
 }
+
+// liburcu declares its per-thread reader state `thread_local` when compiled
+// as C++, and C++ must assume that an extern thread_local defined elsewhere
+// has a dynamic initializer: every access first tests for (and may call) a
+// TLS init function. memb's read_lock/read_unlock touch the reader three to
+// five times, so each section carried those tests and the spills around
+// their possible calls. The variable is a C `__thread` in liburcu, which has
+// no initializer to run; redeclared `__thread`, GCC drops the tests (clang
+// rejects the redeclaration and keeps them). A memb hit: 101 -> 91
+// instructions (bench/results/memb_tls/). Without CONFIG_RCU_TLS liburcu
+// keeps the reader behind pthread keys, and there is nothing to redeclare.
+#if defined(CONFIG_RCU_TLS) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wredundant-decls"
+extern "C" {
+extern __thread struct urcu_reader urcu_memb_reader;
+}
+#pragma GCC diagnostic pop
+#endif
 
 namespace lfcore::urcu {
 

@@ -20,8 +20,9 @@
 // memb_tls/): a reader writes nothing per node it passes, so lookups are
 // cheaper. On 1e6 keys qsbr's hits ran 1.15x-1.29x hazard pointers', memb's
 // 1.13x-1.16x (its read lock and unlock are most of the difference); memb's
-// grace periods interrupt every reader (membarrier), so its update mixes ran
-// 0.83x-0.93x past one thread, where qsbr's ran 1.10x-1.19x. The price: a
+// grace periods interrupt every reader (membarrier), about a hundred times
+// each while readers keep entering sections, so its update mixes ran
+// 0.82x-0.98x past one thread, where qsbr's ran 1.10x-1.20x. The price: a
 // retired node waits for every read-side section that began before its
 // retirement. A reader stalled inside a section - a preempted thread, an
 // iterator kept alive - holds back every node retired meanwhile, without bound;

@@ -21,6 +21,7 @@
 // YAP tables were (the original doubling from its start size, the LFHT
 // growing levels under its default root): an interpreter rarely knows how
 // many atoms a program will make.
+#include "atom_sequences.hpp"
 #include "harness.hpp"
 #include "rwlock_atom_table.hpp"
 
@@ -38,7 +39,6 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 
 #if defined(LFCORE_HAVE_TBB)
 #pragma GCC diagnostic push
@@ -56,40 +56,15 @@ namespace {
 constexpr std::size_t batch = 2000;
 constexpr std::size_t atoms_per_sequence_hint = 30;
 
-std::uint64_t splitmix64(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 const std::vector<std::string>& sequences(std::size_t n) {
   static std::vector<std::string> seqs;
-  if (seqs.size() == n) return seqs;
-  seqs.clear();
-  std::unordered_set<std::string> seen;
-  std::uint64_t state = 2016;
-  while (seqs.size() < n) {
-    std::string s(8 + splitmix64(state) % 17, ' ');
-    for (char& c : s) c = "acgt"[splitmix64(state) & 3];
-    if (seen.insert(s).second) seqs.push_back(std::move(s));
-  }
+  if (seqs.size() != n) seqs = make_atom_sequences(n);
   return seqs;
 }
 
-// atom_concat(A1, A2, S), atom_concat(A2, A1, R) for every split of s.
 template <class Table>
 std::uintptr_t combine_atoms(Table& t, std::string_view s, std::string& rotation) {
-  std::uintptr_t sink = 0;
-  for (std::size_t k = 0; k <= s.size(); ++k) {
-    const std::string_view a1 = s.substr(0, k), a2 = s.substr(k);
-    sink += t.intern(a1);
-    sink += t.intern(a2);
-    rotation.assign(a2);
-    rotation.append(a1);
-    sink += t.intern(rotation);
-  }
-  return sink;
+  return intern_splits(s, rotation, [&t](std::string_view piece) { return t.intern(piece); });
 }
 
 // The same atoms, interned after every piece of s was prefetched, so that

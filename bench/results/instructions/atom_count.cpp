@@ -3,6 +3,7 @@
 // C API"): lfcore::atom_table beside YAP's old design (the runner's baseline),
 // each sized as in the runner, over the runner's first n base sequences; and
 // lfht_search of present keys (65,536 uint64 keys that are their own hash).
+#include "atom_sequences.hpp"    // bench/runner
 #include "rwlock_atom_table.hpp" // bench/runner
 
 #include <lfcore/atom_table.hpp>
@@ -12,43 +13,16 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 namespace {
 
-// The runner's generator (bench/runner/sweeps_atoms.cpp): 8-24 letters of acgt.
-std::uint64_t splitmix64(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-std::vector<std::string> sequences(std::size_t n) {
-  std::vector<std::string> seqs;
-  std::unordered_set<std::string> seen;
-  std::uint64_t state = 2016;
-  while (seqs.size() < n) {
-    std::string s(8 + splitmix64(state) % 17, ' ');
-    for (char& c : s) c = "acgt"[splitmix64(state) & 3];
-    if (seen.insert(s).second) seqs.push_back(std::move(s));
-  }
-  return seqs;
-}
-
-// atom_concat(A1, A2, S), atom_concat(A2, A1, R) for every split of each s.
+// Every split of each sequence, as the runner interns them.
 template <class Intern>
 std::uintptr_t combine_all(const std::vector<std::string>& seqs, Intern intern) {
   std::uintptr_t sink = 0;
   std::string rotation;
-  for (std::string_view s : seqs)
-    for (std::size_t k = 0; k <= s.size(); ++k) {
-      sink += intern(s.substr(0, k));
-      sink += intern(s.substr(k));
-      rotation.assign(s.substr(k));
-      rotation.append(s.substr(0, k));
-      sink += intern(std::string_view(rotation));
-    }
+  for (std::string_view s : seqs) sink += runner::intern_splits(s, rotation, intern);
   return sink;
 }
 
@@ -77,7 +51,7 @@ COUNTED std::uintptr_t lfht_hits(lfht_head* h, std::size_t keys) {
 
 int main(int argc, char** argv) {
   const std::size_t n = argc > 1 ? std::stoul(argv[1]) : 20000;
-  const std::vector<std::string> seqs = sequences(n);
+  const std::vector<std::string> seqs = runner::make_atom_sequences(n);
   std::uintptr_t sink = 0;
   {
     lfcore::atom_table t(n * 30);                  // the runner's hint: 30 atoms per sequence

@@ -3,7 +3,6 @@
 
 #include <lfcore/hash_trie_map.hpp>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <new>
@@ -19,51 +18,59 @@ struct callbacks {
 
 // The map's key: the user's pointer and the table's callbacks, which give it
 // hashing, equality and the order among equal hashes.
-struct c_key {
-  void* key;
-  const callbacks* cb;
-  std::size_t hash() const {
-    return cb->hash != nullptr ? cb->hash(key) : reinterpret_cast<std::uintptr_t>(key);
+//
+// An element's key owns the user's key once its insertion succeeded (own())
+// and frees it when the element is destroyed: at reclamation, or in
+// lfht_free. A key built for an insert that lost a race is destroyed without
+// owning anything, so the caller's key is left alone, and copies (an
+// iterator's position) never own. The owner keeps its own copy of key_free:
+// a removed element may be reclaimed after lfht_free has freed the table and
+// its callbacks. An element is this key and the value pointer: with its link
+// and hash, a leaf takes 48 bytes.
+class c_key {
+public:
+  c_key(void* key, const callbacks* cb) noexcept : key_(key), cb_(cb) {}
+  c_key(const c_key& other) noexcept : key_(other.key_), cb_(other.cb_) {}
+  c_key& operator=(const c_key& other) noexcept { // only on copies (an element's key is const)
+    key_ = other.key_;
+    cb_ = other.cb_;
+    return *this;
   }
+  ~c_key() {
+    if (free_key_ != nullptr) free_key_(key_);
+  }
+
+  void* get() const noexcept { return key_; }
+  std::size_t hash() const {
+    return cb_->hash != nullptr ? cb_->hash(key_) : reinterpret_cast<std::uintptr_t>(key_);
+  }
+  /// Called once, by the insert that linked this element, while it protects
+  /// the element. A plain write: no other thread reads free_key_, and the
+  /// destructor runs after that protection ended (the reclaiming scan's
+  /// acquire of the releasing hazard pointer), or after a join (lfht_free).
+  void own() const noexcept { free_key_ = cb_->free_key; }
+
   friend bool operator==(const c_key& a, const c_key& b) {
-    return a.cb->compare != nullptr ? a.cb->compare(a.key, b.key) == 0 : a.hash() == b.hash();
+    if (a.cb_->compare != nullptr) return a.cb_->compare(a.key_, b.key_) == 0;
+    // Equal exactly when the hashes are; one pointer has one hash, and a
+    // search by the stored pointer (every integer key) needs no callback.
+    return a.key_ == b.key_ || a.hash() == b.hash();
   }
   friend bool operator<(const c_key& a, const c_key& b) { // only for equal hashes
-    return a.cb->compare != nullptr && a.cb->compare(a.key, b.key) < 0;
+    return a.cb_->compare != nullptr && a.cb_->compare(a.key_, b.key_) < 0;
   }
+
+private:
+  void* key_;
+  const callbacks* cb_;
+  mutable void (*free_key_)(void*) = nullptr; // set: this key owns key_
 };
 struct c_key_hash {
   std::size_t operator()(const c_key& k) const { return k.hash(); }
 };
 
-// The map's value. Once its insertion succeeded (own_key()), it owns the
-// table's key and frees it when the element is destroyed: at reclamation, or
-// in lfht_free. A value built for an insert that lost a race is destroyed
-// without owning anything, so the caller's key is left alone. It keeps its
-// own copy of key_free: a removed element may be reclaimed after lfht_free
-// has freed the table and its callbacks.
-class c_value {
-public:
-  c_value(void* value, void* key, const callbacks* cb) noexcept
-      : value_(value), key_(key), free_key_(cb->free_key) {}
-  c_value(const c_value&) = delete;
-  c_value& operator=(const c_value&) = delete;
-  ~c_value() {
-    // relaxed: the reclaiming scan's acquire of our releasing hazard pointer,
-    // or the join before lfht_free, orders own_key() before us.
-    if (owns_.load(std::memory_order_relaxed) && free_key_ != nullptr) free_key_(key_);
-  }
-  void* value() const noexcept { return value_; }
-  void own_key() const noexcept { owns_.store(true, std::memory_order_relaxed); }
-
-private:
-  void* const value_;
-  void* const key_;
-  void (*const free_key_)(void*);
-  mutable std::atomic<bool> owns_{false};
-};
-
-using table = lfcore::hash_trie_map<c_key, c_value, c_key_hash>;
+using table = lfcore::hash_trie_map<c_key, void*, c_key_hash>;
+static_assert(sizeof(table::value_type) == 4 * sizeof(void*));
 
 } // namespace
 
@@ -100,8 +107,7 @@ void* lfht_search(lfht_head* head, void* key) {
   if (misuse(head, key)) return nullptr;
   try {
     void* found = nullptr;
-    head->map.visit(c_key{key, &head->cb},
-                    [&](const table::value_type& kv) { found = kv.second.value(); });
+    head->map.visit(c_key{key, &head->cb}, [&](const table::value_type& kv) { found = kv.second; });
     return found;
   } catch (const std::bad_alloc&) {
     errno = ENOMEM;
@@ -116,10 +122,10 @@ void* lfht_insert(lfht_head* head, void* key, void* value) {
     head->map.try_emplace_and_visit(
         c_key{key, &head->cb},
         [&](const table::value_type& kv, bool inserted) { // kv is protected meanwhile
-          if (inserted) kv.second.own_key();
-          held = kv.second.value();
+          if (inserted) kv.first.own();
+          held = kv.second;
         },
-        value, key, &head->cb);
+        value);
     return held;
   } catch (const std::bad_alloc&) {
     errno = ENOMEM;
@@ -134,7 +140,7 @@ void* lfht_remove(lfht_head* head, void* key) {
   try {
     void* removed = nullptr;
     const bool erased = head->map.erase_if(c_key{key, &head->cb}, [&](const table::value_type& kv) {
-      removed = kv.second.value();
+      removed = kv.second;
       return true;
     });
     return erased ? removed : nullptr;
@@ -152,7 +158,7 @@ void* lfht_next_key(lfht_head* head, void* key) {
   try {
     table::const_iterator it =
         key == nullptr ? head->map.begin() : head->map.successor(c_key{key, &head->cb});
-    return it == head->map.end() ? nullptr : it->first.key;
+    return it == head->map.end() ? nullptr : it->first.get();
   } catch (const std::bad_alloc&) {
     errno = ENOMEM;
     return nullptr;
@@ -167,7 +173,7 @@ int lfht_for_each(lfht_head* head, int (*fn)(void*, void*, void*), void* arg) {
   try {
     // The range-for's iterator protects the element fn is given.
     for (const auto& [key, value] : head->map)
-      if (const int stop = fn(key.key, value.value(), arg); stop != 0) return stop;
+      if (const int stop = fn(key.get(), value, arg); stop != 0) return stop;
     return 0;
   } catch (const std::bad_alloc&) {
     errno = ENOMEM;

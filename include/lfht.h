@@ -35,6 +35,16 @@ struct lfht_head;
 struct lfht_head *init_lfht(size_t (*hash_func)(void *), int (*key_cmp)(void *, void *),
                             void (*key_free)(void *));
 
+/* The same, sized for about expected_keys keys: its first level gets a bucket
+ * (8 bytes) per expected key, rounded up to a power of two from 16 to 2^24,
+ * allocated now; 0 gives init_lfht's default of 2^16. The first level never
+ * grows: keys past it go into deeper levels, and lookups slow as those fill
+ * (one thread, 1e6 integer keys: a search took about 100 ns sized, 200 ns
+ * with the default), so pass an estimate when more than about 100,000 keys
+ * may come. Returns NULL (errno ENOMEM) if out of memory. */
+struct lfht_head *init_lfht_sized(size_t (*hash_func)(void *), int (*key_cmp)(void *, void *),
+                                  void (*key_free)(void *), size_t expected_keys);
+
 /* The value associated with key, or NULL if key is absent. */
 void *lfht_search(struct lfht_head *head, void *key);
 

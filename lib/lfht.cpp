@@ -92,9 +92,16 @@ extern "C" {
 
 lfht_head* init_lfht(std::size_t (*hash_func)(void*), int (*key_cmp)(void*, void*),
                      void (*key_free)(void*)) {
+  return init_lfht_sized(hash_func, key_cmp, key_free, 0);
+}
+
+lfht_head* init_lfht_sized(std::size_t (*hash_func)(void*), int (*key_cmp)(void*, void*),
+                           void (*key_free)(void*), std::size_t expected_keys) {
   try {
-    auto* head = new lfht_head{{hash_func, key_cmp, key_free}, table()};
-    return head;
+    const lfcore::hash_trie_config config =
+        expected_keys == 0 ? lfcore::hash_trie_config{}
+                           : lfcore::hash_trie_config::for_expected_size(expected_keys);
+    return new lfht_head{{hash_func, key_cmp, key_free}, table(config)};
   } catch (const std::bad_alloc&) {
     errno = ENOMEM;
     return nullptr;

@@ -40,6 +40,28 @@ static void integer_keys(void) {
   lfht_free(t);
 }
 
+/* init_lfht_sized: any size gives a working table, below, at and far past
+ * the keys it was sized for (0 is init_lfht's default). */
+static void sized_tables(void) {
+  const size_t sizes[] = {0, 1, 100, 5000, 100000};
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+    struct lfht_head *t = init_lfht_sized(NULL, NULL, NULL, sizes[s]);
+    CHECK(t != NULL);
+    for (uintptr_t k = 1; k <= 5000; ++k) CHECK(lfht_insert(t, AS_PTR(k), AS_PTR(k + 1)) == AS_PTR(k + 1));
+    for (uintptr_t k = 1; k <= 5000; ++k) CHECK(lfht_search(t, AS_PTR(k)) == AS_PTR(k + 1));
+    CHECK(lfht_search(t, AS_PTR(5001)) == NULL);
+    for (uintptr_t k = 2; k <= 5000; k += 2) CHECK(lfht_remove(t, AS_PTR(k)) == AS_PTR(k + 1));
+    CHECK(lfht_count(t) == 2500);
+    size_t visited = 0;
+    for (void *k = lfht_next_key(t, NULL); k != NULL; k = lfht_next_key(t, k)) {
+      CHECK((uintptr_t)k % 2 == 1 && lfht_search(t, k) == AS_PTR((uintptr_t)k + 1));
+      ++visited;
+    }
+    CHECK(visited == 2500);
+    lfht_free(t);
+  }
+}
+
 static int frees[64];
 static size_t text_hash(void *k) {
   size_t h = 1469598103934665603u;
@@ -373,6 +395,7 @@ static void for_each_under_churn(void) {
 
 int main(void) {
   integer_keys();
+  sized_tables();
   string_keys(text_hash);
   string_keys(same_hash);
   reclaimed_after_the_table_is_freed();

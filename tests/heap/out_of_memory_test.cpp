@@ -154,9 +154,9 @@ TEST(OutOfMemory, LfhtCallsReportEnomemAndChangeNothing) {
   constexpr std::uintptr_t kept = 999, never = 1000; // the calls' keys are 1..40
   ASSERT_EQ(lfht_insert(head, as_ptr(kept), as_ptr(kept)), as_ptr(kept));
   model[kept] = kept;
-  int reported[5] = {};
+  int reported[6] = {};
   record_holders holders;
-  for (int call = 0; call < 5; ++call) {
+  for (int call = 0; call < 6; ++call) {
     SCOPED_TRACE("call " + std::to_string(call));
     for (int at = 1;; ++at) {
       ASSERT_LE(at, max_allocations);
@@ -184,8 +184,14 @@ TEST(OutOfMemory, LfhtCallsReportEnomemAndChangeNothing) {
         case 3:
           result = lfht_next_key(head, nullptr);
           break;
-        default:
+        case 4:
           if (lfht_head* other = init_lfht(nullptr, nullptr, nullptr)) {
+            result = other;
+            lfht_free(other);
+          }
+          break;
+        default:
+          if (lfht_head* other = init_lfht_sized(nullptr, nullptr, nullptr, 100000)) {
             result = other;
             lfht_free(other);
           }
@@ -223,7 +229,7 @@ TEST(OutOfMemory, LfhtCallsReportEnomemAndChangeNothing) {
       if (!fired) break;
     }
   }
-  for (int call = 0; call < 5; ++call)
+  for (int call = 0; call < 6; ++call)
     EXPECT_GE(reported[call], 1) << "call " << call << " can run out of memory";
   holders.join();
   lfht_free(head);

@@ -23,7 +23,7 @@ int main(void) {
   CHECK(strcmp(lfcore_version_string(), LFCORE_VERSION_STRING) == 0);
 
   /* No hash function: the key is its own hash; no comparison: hashes never collide. */
-  struct lfht_head *table = init_lfht(NULL, NULL, NULL);
+  struct lfht_head *table = init_lfht_sized(NULL, NULL, NULL, 100);
   CHECK(table != NULL);
   static int values[100];
   for (uintptr_t k = 1; k <= 100; ++k)

@@ -2,17 +2,17 @@
 // model, one thread.
 //
 // The input picks the callbacks - each of hash, compare and free present or
-// NULL, with the paper's meaning for NULL - and a program of calls: inserts of
-// new and present keys, searches, removes, lfht_next_key from NULL, from a
-// present key and from an absent one, lfht_for_each stopped early or
-// changing the table from inside its callback, and every misuse the header
-// lists. Keys are heap blobs (a length byte, then the bytes) or, with every
-// callback NULL, plain integers. Checked: every return value and errno, the
-// (hash, key) order of iteration, that the table hands back its own key
-// pointers, and that each key the table took is freed exactly once - after
-// lfht_remove (once reclaimed) or in lfht_free - and no other key ever.
-// Any call can also meet a failing allocation (failing_new.hpp): it must
-// then report ENOMEM and change nothing.
+// NULL, with the paper's meaning for NULL - the table's size (init_lfht or
+// init_lfht_sized) and a program of calls: inserts of new and present keys,
+// searches, removes, lfht_next_key from NULL, from a present key and from an
+// absent one, lfht_for_each stopped early or changing the table from inside its
+// callback, and every misuse the header lists. Keys are heap blobs (a length
+// byte, then the bytes) or, with every callback NULL, plain integers. Checked:
+// every return value and errno, the (hash, key) order of iteration, that the
+// table hands back its own key pointers, and that each key the table took is
+// freed exactly once - after lfht_remove (once reclaimed) or in lfht_free - and
+// no other key ever. Any call can also meet a failing allocation
+// (failing_new.hpp): it must then report ENOMEM and change nothing.
 #include "../placed_hash.hpp"
 #include "failing_new.hpp"
 #include "fuzz_input.hpp"
@@ -87,7 +87,11 @@ public:
       compare_ = (mode & 8) != 0 ? blob_compare : nullptr;
       free_ = (mode & 16) != 0 ? counting_free : nullptr;
     }
-    head_ = init_lfht(hash_, compare_, free_);
+    // Bit 5: init_lfht_sized for 16, 256, 4,096 or 65,536 keys (bits 6-7),
+    // whose chains close at 8 leaves, not 4 (hash_trie_config).
+    head_ = (mode & 32) != 0
+                ? init_lfht_sized(hash_, compare_, free_, std::size_t(16) << 4 * (mode >> 6 & 3))
+                : init_lfht(hash_, compare_, free_);
     FUZZ_CHECK(head_ != nullptr);
   }
   session(const session&) = delete;

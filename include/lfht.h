@@ -4,7 +4,9 @@
  * comparing and freeing keys.
  *
  * Callbacks (each may be NULL, with the paper's meaning):
- *   hash_func(key)  the key's hash. NULL: the key pointer's value is the hash.
+ *   hash_func(key)  the key's hash. NULL: the key pointer's value is the hash,
+ *                   so two keys are equal exactly when they are the same
+ *                   pointer (key_cmp is then never called).
  *   key_cmp(a, b)   0 when equal, <0 / >0 to order keys whose hashes are equal
  *                   (iteration order). NULL: hashes never collide - two keys
  *                   are equal exactly when their hashes are.

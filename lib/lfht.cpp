@@ -5,8 +5,10 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <memory>
 #include <new>
 #include <utility>
+#include <variant>
 
 namespace {
 
@@ -17,7 +19,8 @@ struct callbacks {
 };
 
 // The map's key: the user's pointer and the table's callbacks, which give it
-// hashing, equality and the order among equal hashes.
+// hashing, equality and the order among equal hashes. KeyIsHash: the table
+// has no hash_func, so the pointer is the hash (the paper's Fig. 5 usage).
 //
 // An element's key owns the user's key once its insertion succeeded (own())
 // and frees it when the element is destroyed: at reclamation, or in
@@ -25,8 +28,9 @@ struct callbacks {
 // owning anything, so the caller's key is left alone, and copies (an
 // iterator's position) never own. The owner keeps its own copy of key_free:
 // a removed element may be reclaimed after lfht_free has freed the table and
-// its callbacks. An element is this key and the value pointer: with its link
-// and hash, a leaf takes 48 bytes.
+// its callbacks. An element is this key and the value pointer: a leaf is the
+// element, its link and (see table_of) its hash.
+template <bool KeyIsHash>
 class c_key {
 public:
   c_key(void* key, const callbacks* cb) noexcept : key_(key), cb_(cb) {}
@@ -42,7 +46,10 @@ public:
 
   void* get() const noexcept { return key_; }
   std::size_t hash() const {
-    return cb_->hash != nullptr ? cb_->hash(key_) : reinterpret_cast<std::uintptr_t>(key_);
+    if constexpr (KeyIsHash)
+      return reinterpret_cast<std::uintptr_t>(key_);
+    else
+      return cb_->hash(key_);
   }
   /// Called once, by the insert that linked this element, while it protects
   /// the element. A plain write: no other thread reads free_key_, and the
@@ -50,14 +57,23 @@ public:
   /// acquire of the releasing hazard pointer), or after a join (lfht_free).
   void own() const noexcept { free_key_ = cb_->free_key; }
 
+  // Keys are equal when their hashes are and key_cmp, if any, says so. With
+  // hash_func the map compares the leaf's stored hash before calling this;
+  // without, equal keys are the same pointer, whatever key_cmp says of the
+  // keys' contents, and key_cmp is never called.
   friend bool operator==(const c_key& a, const c_key& b) {
-    if (a.cb_->compare != nullptr) return a.cb_->compare(a.key_, b.key_) == 0;
-    // Equal exactly when the hashes are; one pointer has one hash, and a
-    // search by the stored pointer (every integer key) needs no callback.
-    return a.key_ == b.key_ || a.hash() == b.hash();
+    if constexpr (KeyIsHash)
+      return a.key_ == b.key_;
+    else if (a.cb_->compare != nullptr)
+      return a.cb_->compare(a.key_, b.key_) == 0;
+    else // a search by the stored pointer calls no hash_func
+      return a.key_ == b.key_ || a.hash() == b.hash();
   }
   friend bool operator<(const c_key& a, const c_key& b) { // only for equal hashes
-    return a.cb_->compare != nullptr && a.cb_->compare(a.key_, b.key_) < 0;
+    if constexpr (KeyIsHash)
+      return false; // equal hashes: the same key
+    else
+      return a.cb_->compare != nullptr && a.cb_->compare(a.key_, b.key_) < 0;
   }
 
 private:
@@ -66,20 +82,49 @@ private:
   mutable void (*free_key_)(void*) = nullptr; // set: this key owns key_
 };
 struct c_key_hash {
-  std::size_t operator()(const c_key& k) const { return k.hash(); }
+  template <bool KeyIsHash>
+  std::size_t operator()(const c_key<KeyIsHash>& k) const {
+    return k.hash();
+  }
 };
 
-using table = lfcore::hash_trie_map<c_key, void*, c_key_hash>;
-static_assert(sizeof(table::value_type) == 4 * sizeof(void*));
+template <bool KeyIsHash>
+using element = std::pair<const c_key<KeyIsHash>, void*>;
+static_assert(sizeof(element<false>) == 4 * sizeof(void*));
+
+// Without hash_func the map recomputes a leaf's hash from its key in a few
+// instructions, so that table's leaf drops the stored hash: 40 bytes and a
+// 48-byte glibc block instead of 48 and 64 (16 bytes less per key, times
+// unchanged: bench/results/lfht_c_api/README.md).
+template <bool KeyIsHash>
+using table_of = lfcore::hash_trie_map<
+    c_key<KeyIsHash>, void*, c_key_hash, std::equal_to<c_key<KeyIsHash>>,
+    std::allocator<element<KeyIsHash>>, lfcore::hazard_pointer_reclamation,
+    lfcore::detail::pair_leaf_policy<c_key<KeyIsHash>, void*, std::allocator<element<KeyIsHash>>,
+                                     !KeyIsHash>>;
 
 } // namespace
 
 struct lfht_head {
   callbacks cb;
-  table map;
+  std::variant<table_of<false>, table_of<true>> map; // by whether hash_func is NULL
 };
 
 namespace {
+// Calls f with the head's table, whichever type it has: one branch, and f
+// inlined into both arms (std::visit's call through a table cost an
+// lfht_search hit 9 more instructions).
+template <class F>
+decltype(auto) with_table(lfht_head* head, F&& f) {
+  if (auto* hashed = std::get_if<0>(&head->map)) return f(*hashed);
+  return f(*std::get_if<1>(&head->map));
+}
+// The key a call passes to the table map: the user's pointer and callbacks.
+template <class Table>
+typename Table::key_type key_of(const Table&, void* key, const lfht_head* head) {
+  return {key, &head->cb};
+}
+
 bool misuse(const void* a, const void* b = reinterpret_cast<const void*>(1),
             const void* c = reinterpret_cast<const void*>(1)) {
   if (a != nullptr && b != nullptr && c != nullptr) return false;
@@ -101,7 +146,10 @@ lfht_head* init_lfht_sized(std::size_t (*hash_func)(void*), int (*key_cmp)(void*
     const lfcore::hash_trie_config config =
         expected_keys == 0 ? lfcore::hash_trie_config{}
                            : lfcore::hash_trie_config::for_expected_size(expected_keys);
-    return new lfht_head{{hash_func, key_cmp, key_free}, table(config)};
+    using tables = decltype(lfht_head::map);
+    const callbacks cb{hash_func, key_cmp, key_free};
+    if (hash_func == nullptr) return new lfht_head{cb, tables{std::in_place_index<1>, config}};
+    return new lfht_head{cb, tables{std::in_place_index<0>, config}};
   } catch (const std::bad_alloc&) {
     errno = ENOMEM;
     return nullptr;
@@ -114,7 +162,9 @@ void* lfht_search(lfht_head* head, void* key) {
   if (misuse(head, key)) return nullptr;
   try {
     void* found = nullptr;
-    head->map.visit(c_key{key, &head->cb}, [&](const table::value_type& kv) { found = kv.second; });
+    with_table(head, [&](auto& map) {
+      map.visit(key_of(map, key, head), [&](const auto& kv) { found = kv.second; });
+    });
     return found;
   } catch (const std::bad_alloc&) {
     errno = ENOMEM;
@@ -126,13 +176,15 @@ void* lfht_insert(lfht_head* head, void* key, void* value) {
   if (misuse(head, key, value)) return nullptr;
   try {
     void* held = nullptr;
-    head->map.try_emplace_and_visit(
-        c_key{key, &head->cb},
-        [&](const table::value_type& kv, bool inserted) { // kv is protected meanwhile
-          if (inserted) kv.first.own();
-          held = kv.second;
-        },
-        value);
+    with_table(head, [&](auto& map) {
+      map.try_emplace_and_visit(
+          key_of(map, key, head),
+          [&](const auto& kv, bool inserted) { // kv is protected meanwhile
+            if (inserted) kv.first.own();
+            held = kv.second;
+          },
+          value);
+    });
     return held;
   } catch (const std::bad_alloc&) {
     errno = ENOMEM;
@@ -146,9 +198,11 @@ void* lfht_remove(lfht_head* head, void* key) {
   // element its predicate saw last. It throws only before taking effect.
   try {
     void* removed = nullptr;
-    const bool erased = head->map.erase_if(c_key{key, &head->cb}, [&](const table::value_type& kv) {
-      removed = kv.second;
-      return true;
+    const bool erased = with_table(head, [&](auto& map) {
+      return map.erase_if(key_of(map, key, head), [&](const auto& kv) {
+        removed = kv.second;
+        return true;
+      });
     });
     return erased ? removed : nullptr;
   } catch (const std::bad_alloc&) {
@@ -163,9 +217,10 @@ void* lfht_next_key(lfht_head* head, void* key) {
     return nullptr;
   }
   try {
-    table::const_iterator it =
-        key == nullptr ? head->map.begin() : head->map.successor(c_key{key, &head->cb});
-    return it == head->map.end() ? nullptr : it->first.get();
+    return with_table(head, [&](auto& map) -> void* {
+      const auto it = key == nullptr ? map.begin() : map.successor(key_of(map, key, head));
+      return it == map.end() ? nullptr : it->first.get();
+    });
   } catch (const std::bad_alloc&) {
     errno = ENOMEM;
     return nullptr;
@@ -179,9 +234,11 @@ int lfht_for_each(lfht_head* head, int (*fn)(void*, void*, void*), void* arg) {
   }
   try {
     // The range-for's iterator protects the element fn is given.
-    for (const auto& [key, value] : head->map)
-      if (const int stop = fn(key.get(), value, arg); stop != 0) return stop;
-    return 0;
+    return with_table(head, [&](auto& map) {
+      for (const auto& [key, value] : map)
+        if (const int stop = fn(key.get(), value, arg); stop != 0) return stop;
+      return 0;
+    });
   } catch (const std::bad_alloc&) {
     errno = ENOMEM;
     return -1;
@@ -193,7 +250,8 @@ std::size_t lfht_count(lfht_head* head) {
     errno = EINVAL;
     return 0;
   }
-  return head->map.size(); // noexcept: sums the map's per-thread counters
+  // noexcept: sums the map's per-thread counters
+  return with_table(head, [](auto& map) { return map.size(); });
 }
 
 void lfht_free(lfht_head* head) {

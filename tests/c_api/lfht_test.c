@@ -116,6 +116,25 @@ static void string_keys(size_t (*hash)(void *)) {
   /* k10 was removed: freed once no thread can read it, maybe later. */
 }
 
+/* Without hash_func the key pointer is the hash: two pointers are two keys,
+ * even when key_cmp calls their texts equal. 64 of them in a 16-bucket first
+ * level must share buckets, where a key_cmp-only equality would merge them. */
+static void pointer_keys_with_compare(void) {
+  struct lfht_head *t = init_lfht_sized(NULL, text_cmp, NULL, 16);
+  char *keys[64];
+  for (int i = 0; i < 64; ++i) {
+    keys[i] = malloc(8);
+    strcpy(keys[i], "same");
+    CHECK(lfht_insert(t, keys[i], AS_PTR(i + 1)) == AS_PTR(i + 1));
+  }
+  CHECK(lfht_count(t) == 64);
+  for (int i = 0; i < 64; ++i) CHECK(lfht_search(t, keys[i]) == AS_PTR(i + 1));
+  CHECK(lfht_search(t, "same") == NULL); /* another pointer: absent */
+  CHECK(lfht_remove(t, keys[7]) == AS_PTR(8) && lfht_search(t, keys[8]) == AS_PTR(9));
+  lfht_free(t);
+  for (int i = 0; i < 64; ++i) free(keys[i]);
+}
+
 /* A removed key is freed once no thread can read it, which may be after the
  * table itself is gone: the reclamation must not need the table. */
 static void reclaimed_after_the_table_is_freed(void) {
@@ -398,6 +417,7 @@ int main(void) {
   sized_tables();
   string_keys(text_hash);
   string_keys(same_hash);
+  pointer_keys_with_compare();
   reclaimed_after_the_table_is_freed();
   removed_by_the_tables_own_key();
   misuse();

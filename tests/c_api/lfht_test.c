@@ -242,8 +242,11 @@ static void *insert_same_keys(void *arg) {
   return NULL;
 }
 
-static void threads(void) {
-  struct lfht_head *t = init_lfht(NULL, NULL, NULL);
+static size_t scrambled(void *k) { return (uintptr_t)k * 0x9e3779b97f4a7c15u; }
+
+/* Both kinds of table: the key its own hash (no stored hash) and hashed. */
+static void threads(size_t (*hash)(void *)) {
+  struct lfht_head *t = init_lfht(hash, NULL, NULL);
   pthread_t th[4];
   struct worker w[4];
   for (int i = 0; i < 4; ++i) {
@@ -421,7 +424,8 @@ int main(void) {
   reclaimed_after_the_table_is_freed();
   removed_by_the_tables_own_key();
   misuse();
-  threads();
+  threads(NULL);
+  threads(scrambled);
   for_each();
   for_each_under_churn();
   puts("lfht C API: all checks passed");

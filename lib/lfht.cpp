@@ -58,16 +58,16 @@ public:
   void own() const noexcept { free_key_ = cb_->free_key; }
 
   // Keys are equal when their hashes are and key_cmp, if any, says so. With
-  // hash_func the map compares the leaf's stored hash before calling this;
-  // without, equal keys are the same pointer, whatever key_cmp says of the
-  // keys' contents, and key_cmp is never called.
+  // hash_func the map calls this only once the leaf's stored hash matched the
+  // key's (hash_trie_map::hash_may_match; mix_hash is a bijection), so without
+  // key_cmp the keys are equal already: no hash_func call per hit but the
+  // key's own. Without hash_func, equal keys are the same pointer, whatever
+  // key_cmp says of their contents, and key_cmp is never called.
   friend bool operator==(const c_key& a, const c_key& b) {
     if constexpr (KeyIsHash)
       return a.key_ == b.key_;
-    else if (a.cb_->compare != nullptr)
-      return a.cb_->compare(a.key_, b.key_) == 0;
-    else // a search by the stored pointer calls no hash_func
-      return a.key_ == b.key_ || a.hash() == b.hash();
+    else
+      return a.cb_->compare == nullptr || a.cb_->compare(a.key_, b.key_) == 0;
   }
   friend bool operator<(const c_key& a, const c_key& b) { // only for equal hashes
     if constexpr (KeyIsHash)

@@ -1,14 +1,16 @@
 /* Instructions per lfht_search hit on a table WITH a hash function (8-byte
  * integer keys behind pointers, hashed and compared through the callbacks):
  * the path the key-is-its-own-hash count (../instructions/atom_count.cpp) does
- * not take. 65,536 keys, each searched twice inside hashed_hits().
+ * not take. 65,536 keys, each searched twice inside hashed_hits(). With the
+ * argument "nocmp" the table has no key_cmp (hashes never collide).
  *   gcc -O2 -std=c11 -IROOT/include hashed_hits.c BUILD/liblfcore.a -lstdc++ -lpthread -o hashed_hits
- *   valgrind --tool=callgrind --toggle-collect=hashed_hits ./hashed_hits
+ *   valgrind --tool=callgrind --toggle-collect=hashed_hits ./hashed_hits [nocmp]
  *   # PROGRAM TOTALS / 131,072 searches (includes the callbacks' own instructions) */
 #include <lfht.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static size_t hash_u64(void *k) {
   uint64_t x = *(uint64_t *)k;
@@ -28,9 +30,10 @@ __attribute__((noinline)) size_t hashed_hits(struct lfht_head *t, uint64_t *keys
   return sum;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   enum { n = 65536 };
-  struct lfht_head *t = init_lfht(hash_u64, compare_u64, NULL);
+  const int nocmp = argc > 1 && strcmp(argv[1], "nocmp") == 0;
+  struct lfht_head *t = init_lfht(hash_u64, nocmp ? NULL : compare_u64, NULL);
   /* The table keeps pointers into stored; searches pass copies (keys). */
   uint64_t *stored = malloc(n * sizeof *stored), *keys = malloc(n * sizeof *keys);
   if (t == NULL || stored == NULL || keys == NULL) return 1;

@@ -135,6 +135,34 @@ static void pointer_keys_with_compare(void) {
   for (int i = 0; i < 64; ++i) free(keys[i]);
 }
 
+/* A hash_func whose result the table's mixing turns back into the key's value
+ * (MurmurHash3's finalizer undone, as tests/placed_hash.hpp does): keys whose
+ * values differ only in their low bits share a bucket, and its summary. */
+static size_t placed(void *k) {
+  uint64_t h = *(const uint64_t *)k;
+  h ^= h >> 33;
+  h *= 0x9cb4b2f8129337dbu;
+  h ^= h >> 33;
+  h *= 0x4f74430c22a54005u;
+  h ^= h >> 33;
+  return (size_t)h;
+}
+
+/* Without key_cmp, keys are equal exactly when their hashes are: keys of one
+ * chain with other hashes are other keys. */
+static void distinct_hashes_in_one_chain(void) {
+  static uint64_t values[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  struct lfht_head *t = init_lfht(placed, NULL, NULL);
+  CHECK(lfht_insert(t, &values[0], AS_PTR(1)) == AS_PTR(1));
+  for (int i = 1; i < 8; ++i) {
+    CHECK(lfht_search(t, &values[i]) == NULL);
+    CHECK(lfht_insert(t, &values[i], AS_PTR(i + 1)) == AS_PTR(i + 1));
+  }
+  uint64_t copy = 5; /* another pointer, the same hash: the same key */
+  CHECK(lfht_search(t, &copy) == AS_PTR(6) && lfht_count(t) == 8);
+  lfht_free(t);
+}
+
 /* A removed key is freed once no thread can read it, which may be after the
  * table itself is gone: the reclamation must not need the table. */
 static void reclaimed_after_the_table_is_freed(void) {
@@ -421,6 +449,7 @@ int main(void) {
   string_keys(text_hash);
   string_keys(same_hash);
   pointer_keys_with_compare();
+  distinct_hashes_in_one_chain();
   reclaimed_after_the_table_is_freed();
   removed_by_the_tables_own_key();
   misuse();

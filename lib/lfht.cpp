@@ -92,38 +92,65 @@ template <bool KeyIsHash>
 using element = std::pair<const c_key<KeyIsHash>, void*>;
 static_assert(sizeof(element<false>) == 4 * sizeof(void*));
 
-// Without hash_func the map recomputes a leaf's hash from its key in a few
-// instructions, so that table's leaf drops the stored hash: 40 bytes and a
-// 48-byte glibc block instead of 48 and 64 (16 bytes less per key, times
-// unchanged: bench/results/lfht_c_api/README.md).
+// The three tables an lfht_head may hold, by its callbacks:
+// - with hash_func: leaves store the hash (48 bytes, a 64-byte glibc block);
+// - without hash_func, with key_free: the map recomputes a leaf's hash from
+//   its key in a few instructions, so leaves drop it (40 bytes, 48 from glibc);
+// - with neither: the key needs no callbacks nor an owner, and the table is a
+//   hash_trie_map<void*, void*>, whose std::hash is the pointer's value: 24
+//   bytes, a 32-byte block.
+// (Heap per key and times: bench/results/lfht_c_api/README.md.)
 template <bool KeyIsHash>
 using table_of = lfcore::hash_trie_map<
     c_key<KeyIsHash>, void*, c_key_hash, std::equal_to<c_key<KeyIsHash>>,
     std::allocator<element<KeyIsHash>>, lfcore::hazard_pointer_reclamation,
     lfcore::detail::pair_leaf_policy<c_key<KeyIsHash>, void*, std::allocator<element<KeyIsHash>>,
                                      !KeyIsHash>>;
+using hashed_table = table_of<false>;
+using owning_pointer_table = table_of<true>;
+using pointer_table = lfcore::hash_trie_map<void*, void*>;
 
 } // namespace
 
 struct lfht_head {
   callbacks cb;
-  std::variant<table_of<false>, table_of<true>> map; // by whether hash_func is NULL
+  std::variant<hashed_table, owning_pointer_table, pointer_table> map;
 };
 
 namespace {
-// Calls f with the head's table, whichever type it has: one branch, and f
-// inlined into both arms (std::visit's call through a table cost an
-// lfht_search hit 9 more instructions).
+// Calls f with the head's table, whichever type it has: a branch per type,
+// and f inlined into each arm (std::visit's call through a table cost an
+// lfht_search hit 9 more instructions). The order is measured: with the
+// hashed table tested first, lfht_remove on a pointer table took 1.5x the
+// time at 1e6 keys (the same instructions, laid out worse).
 template <class F>
 decltype(auto) with_table(lfht_head* head, F&& f) {
-  if (auto* hashed = std::get_if<0>(&head->map)) return f(*hashed);
-  return f(*std::get_if<1>(&head->map));
+  if (auto* t = std::get_if<pointer_table>(&head->map)) return f(*t);
+  if (auto* t = std::get_if<hashed_table>(&head->map)) return f(*t);
+  return f(*std::get_if<owning_pointer_table>(&head->map));
 }
-// The key a call passes to the table map: the user's pointer and callbacks.
+// The key a call passes to a table: the user's pointer, with the callbacks
+// where the table uses them.
 template <class Table>
 typename Table::key_type key_of(const Table&, void* key, const lfht_head* head) {
   return {key, &head->cb};
 }
+void* key_of(const pointer_table&, void* key, const lfht_head*) {
+  return key;
+}
+// The user's pointer in an element's key, and the insert's taking ownership.
+template <bool KeyIsHash>
+void* pointer_of(const c_key<KeyIsHash>& k) {
+  return k.get();
+}
+void* pointer_of(void* k) {
+  return k;
+}
+template <bool KeyIsHash>
+void take_ownership(const c_key<KeyIsHash>& k) {
+  k.own();
+}
+void take_ownership(void*) {} // without key_free nothing owns a key
 
 bool misuse(const void* a, const void* b = reinterpret_cast<const void*>(1),
             const void* c = reinterpret_cast<const void*>(1)) {
@@ -148,8 +175,11 @@ lfht_head* init_lfht_sized(std::size_t (*hash_func)(void*), int (*key_cmp)(void*
                            : lfcore::hash_trie_config::for_expected_size(expected_keys);
     using tables = decltype(lfht_head::map);
     const callbacks cb{hash_func, key_cmp, key_free};
-    if (hash_func == nullptr) return new lfht_head{cb, tables{std::in_place_index<1>, config}};
-    return new lfht_head{cb, tables{std::in_place_index<0>, config}};
+    if (hash_func != nullptr)
+      return new lfht_head{cb, tables{std::in_place_type<hashed_table>, config}};
+    if (key_free != nullptr)
+      return new lfht_head{cb, tables{std::in_place_type<owning_pointer_table>, config}};
+    return new lfht_head{cb, tables{std::in_place_type<pointer_table>, config}};
   } catch (const std::bad_alloc&) {
     errno = ENOMEM;
     return nullptr;
@@ -180,7 +210,7 @@ void* lfht_insert(lfht_head* head, void* key, void* value) {
       map.try_emplace_and_visit(
           key_of(map, key, head),
           [&](const auto& kv, bool inserted) { // kv is protected meanwhile
-            if (inserted) kv.first.own();
+            if (inserted) take_ownership(kv.first);
             held = kv.second;
           },
           value);
@@ -219,7 +249,7 @@ void* lfht_next_key(lfht_head* head, void* key) {
   try {
     return with_table(head, [&](auto& map) -> void* {
       const auto it = key == nullptr ? map.begin() : map.successor(key_of(map, key, head));
-      return it == map.end() ? nullptr : it->first.get();
+      return it == map.end() ? nullptr : pointer_of(it->first);
     });
   } catch (const std::bad_alloc&) {
     errno = ENOMEM;
@@ -236,7 +266,7 @@ int lfht_for_each(lfht_head* head, int (*fn)(void*, void*, void*), void* arg) {
     // The range-for's iterator protects the element fn is given.
     return with_table(head, [&](auto& map) {
       for (const auto& [key, value] : map)
-        if (const int stop = fn(key.get(), value, arg); stop != 0) return stop;
+        if (const int stop = fn(pointer_of(key), value, arg); stop != 0) return stop;
       return 0;
     });
   } catch (const std::bad_alloc&) {

@@ -118,9 +118,15 @@ static void string_keys(size_t (*hash)(void *)) {
 
 /* Without hash_func the key pointer is the hash: two pointers are two keys,
  * even when key_cmp calls their texts equal. 64 of them in a 16-bucket first
- * level must share buckets, where a key_cmp-only equality would merge them. */
-static void pointer_keys_with_compare(void) {
-  struct lfht_head *t = init_lfht_sized(NULL, text_cmp, NULL, 16);
+ * level must share buckets, where a key_cmp-only equality would merge them.
+ * Without key_free the table keeps bare pointers; with it, keys it owns. */
+static int same_freed;
+static void same_free(void* k) {
+  ++same_freed;
+  free(k);
+}
+static void pointer_keys_with_compare(void (*key_free)(void*)) {
+  struct lfht_head* t = init_lfht_sized(NULL, text_cmp, key_free, 16);
   char *keys[64];
   for (int i = 0; i < 64; ++i) {
     keys[i] = malloc(8);
@@ -131,8 +137,14 @@ static void pointer_keys_with_compare(void) {
   for (int i = 0; i < 64; ++i) CHECK(lfht_search(t, keys[i]) == AS_PTR(i + 1));
   CHECK(lfht_search(t, "same") == NULL); /* another pointer: absent */
   CHECK(lfht_remove(t, keys[7]) == AS_PTR(8) && lfht_search(t, keys[8]) == AS_PTR(9));
+  same_freed = 0;
   lfht_free(t);
-  for (int i = 0; i < 64; ++i) free(keys[i]);
+  if (key_free == NULL) {
+    CHECK(same_freed == 0);
+    for (int i = 0; i < 64; ++i) free(keys[i]);
+  } else { /* all but keys[7], whose reclamation may come later */
+    CHECK(same_freed == 63 || same_freed == 64);
+  }
 }
 
 /* A hash_func whose result the table's mixing turns back into the key's value
@@ -448,7 +460,8 @@ int main(void) {
   sized_tables();
   string_keys(text_hash);
   string_keys(same_hash);
-  pointer_keys_with_compare();
+  pointer_keys_with_compare(NULL);
+  pointer_keys_with_compare(same_free);
   distinct_hashes_in_one_chain();
   reclaimed_after_the_table_is_freed();
   removed_by_the_tables_own_key();

@@ -235,7 +235,7 @@ struct trie_reader_guards {
   guard cur;
   guard next;
   // Always inlined, as guard_lease's destructor that calls it: GCC 12 kept it
-  // out of line in the C API's calls (lib/lfht.cpp), 9 instructions a search.
+  // out of line in the C API's calls (lib/lfht.cpp), 2-9 instructions a search.
   [[gnu::always_inline]] void reset() noexcept {
     anchor.reset_protection();
     run.reset_protection();

@@ -121,12 +121,12 @@ static void string_keys(size_t (*hash)(void *)) {
  * level must share buckets, where a key_cmp-only equality would merge them.
  * Without key_free the table keeps bare pointers; with it, keys it owns. */
 static int same_freed;
-static void same_free(void* k) {
+static void same_free(void *k) {
   ++same_freed;
   free(k);
 }
-static void pointer_keys_with_compare(void (*key_free)(void*)) {
-  struct lfht_head* t = init_lfht_sized(NULL, text_cmp, key_free, 16);
+static void pointer_keys_with_compare(void (*key_free)(void *)) {
+  struct lfht_head *t = init_lfht_sized(NULL, text_cmp, key_free, 16);
   char *keys[64];
   for (int i = 0; i < 64; ++i) {
     keys[i] = malloc(8);
@@ -284,7 +284,7 @@ static void *insert_same_keys(void *arg) {
 
 static size_t scrambled(void *k) { return (uintptr_t)k * 0x9e3779b97f4a7c15u; }
 
-/* Both kinds of table: the key its own hash (no stored hash) and hashed. */
+/* Two kinds of table: the key its own hash, and hashed. */
 static void threads(size_t (*hash)(void *)) {
   struct lfht_head *t = init_lfht(hash, NULL, NULL);
   pthread_t th[4];

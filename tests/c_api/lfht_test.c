@@ -455,6 +455,71 @@ static void for_each_under_churn(void) {
   CHECK(atomic_load(&keys_freed) >= STABLE + last.churned);
 }
 
+/* Keys the table owns but hashes by their address (no hash_func, key_free
+ * given): two threads insert fresh keys and remove some of their own while a
+ * third walks the table and reads every key it is given. A removed key's
+ * memory may come back from malloc as another thread's new key. */
+struct pointer_churner {
+  struct lfht_head *t;
+  int id;
+  long live;
+};
+static void *churn_own_pointers(void *arg) {
+  struct pointer_churner *c = arg;
+  enum { kept = 16 };
+  char *mine[kept] = {0};
+  uint32_t seed = 104729u * (uint32_t)(c->id + 1);
+  for (int r = 0; r < CHURN_ROUNDS / 4; ++r) {
+    char *key = malloc(16);
+    snprintf(key, 16, "p%d:%d", c->id, r);
+    const uintptr_t v = ((uintptr_t)(c->id + 1) << 32) | (uintptr_t)r;
+    CHECK(lfht_insert(c->t, key, AS_PTR(v)) == AS_PTR(v)); /* a new pointer: a new key */
+    ++c->live;
+    const int slot = next_random(&seed) % kept;
+    if (mine[slot] != NULL) { /* remove an older key of ours; it is not ours to read after */
+      const int older = atoi(strchr(mine[slot], ':') + 1);
+      const uintptr_t expected = ((uintptr_t)(c->id + 1) << 32) | (uintptr_t)older;
+      CHECK(lfht_remove(c->t, mine[slot]) == AS_PTR(expected));
+      --c->live;
+    }
+    mine[slot] = key;
+  }
+  return NULL;
+}
+static int check_pointer_key(void *key, void *value, void *arg) {
+  int id, r;
+  CHECK(sscanf(key, "p%d:%d", &id, &r) == 2); /* readable while given */
+  CHECK((uintptr_t)value == (((uintptr_t)(id + 1) << 32) | (uintptr_t)r));
+  ++*(long *)arg;
+  return 0;
+}
+static void *walk_pointer_keys(void *arg) {
+  while (atomic_load(&churning)) {
+    long seen = 0;
+    CHECK(lfht_for_each(arg, check_pointer_key, &seen) == 0);
+  }
+  return NULL;
+}
+static void owned_pointer_keys_under_churn(void) {
+  atomic_store(&keys_freed, 0);
+  struct lfht_head *t = init_lfht(NULL, NULL, churn_free);
+  atomic_store(&churning, 1);
+  pthread_t reader, writers[2];
+  struct pointer_churner c[2] = {{t, 0, 0}, {t, 1, 0}};
+  CHECK(pthread_create(&reader, NULL, walk_pointer_keys, t) == 0);
+  for (int w = 0; w < 2; ++w)
+    CHECK(pthread_create(&writers[w], NULL, churn_own_pointers, &c[w]) == 0);
+  for (int w = 0; w < 2; ++w) CHECK(pthread_join(writers[w], NULL) == 0);
+  atomic_store(&churning, 0);
+  CHECK(pthread_join(reader, NULL) == 0);
+  long seen = 0;
+  CHECK(lfht_for_each(t, check_pointer_key, &seen) == 0);
+  CHECK(seen == c[0].live + c[1].live && lfht_count(t) == (size_t)seen);
+  const int before = atomic_load(&keys_freed);
+  lfht_free(t);
+  CHECK(atomic_load(&keys_freed) - before == seen); /* every key still in the table, once */
+}
+
 int main(void) {
   integer_keys();
   sized_tables();
@@ -470,6 +535,7 @@ int main(void) {
   threads(scrambled);
   for_each();
   for_each_under_churn();
+  owned_pointer_keys_under_churn();
   puts("lfht C API: all checks passed");
   return 0;
 }

@@ -20,7 +20,8 @@ struct callbacks {
 
 // The map's key: the user's pointer and the table's callbacks, which give it
 // hashing, equality and the order among equal hashes. KeyIsHash: the table
-// has no hash_func, so the pointer is the hash (the paper's Fig. 5 usage).
+// has no hash_func, so the pointer is the hash (it has key_free: a table with
+// no callback at all keys by bare pointers, see table_of).
 //
 // An element's key owns the user's key once its insertion succeeded (own())
 // and frees it when the element is destroyed: at reclamation, or in

@@ -464,6 +464,9 @@ struct pointer_churner {
   int id;
   long live;
 };
+static uintptr_t pointer_value(int id, int round) {
+  return ((uintptr_t)(id + 1) << 32) | (uintptr_t)round;
+}
 static void *churn_own_pointers(void *arg) {
   struct pointer_churner *c = arg;
   enum { kept = 16 };
@@ -472,14 +475,13 @@ static void *churn_own_pointers(void *arg) {
   for (int r = 0; r < CHURN_ROUNDS / 4; ++r) {
     char *key = malloc(16);
     snprintf(key, 16, "p%d:%d", c->id, r);
-    const uintptr_t v = ((uintptr_t)(c->id + 1) << 32) | (uintptr_t)r;
+    const uintptr_t v = pointer_value(c->id, r);
     CHECK(lfht_insert(c->t, key, AS_PTR(v)) == AS_PTR(v)); /* a new pointer: a new key */
     ++c->live;
     const int slot = next_random(&seed) % kept;
     if (mine[slot] != NULL) { /* remove an older key of ours; it is not ours to read after */
       const int older = atoi(strchr(mine[slot], ':') + 1);
-      const uintptr_t expected = ((uintptr_t)(c->id + 1) << 32) | (uintptr_t)older;
-      CHECK(lfht_remove(c->t, mine[slot]) == AS_PTR(expected));
+      CHECK(lfht_remove(c->t, mine[slot]) == AS_PTR(pointer_value(c->id, older)));
       --c->live;
     }
     mine[slot] = key;
@@ -489,7 +491,7 @@ static void *churn_own_pointers(void *arg) {
 static int check_pointer_key(void *key, void *value, void *arg) {
   int id, r;
   CHECK(sscanf(key, "p%d:%d", &id, &r) == 2); /* readable while given */
-  CHECK((uintptr_t)value == (((uintptr_t)(id + 1) << 32) | (uintptr_t)r));
+  CHECK((uintptr_t)value == pointer_value(id, r));
   ++*(long *)arg;
   return 0;
 }

@@ -178,6 +178,7 @@
 #include <functional>
 #include <initializer_list>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <new>
 #include <optional>
@@ -968,7 +969,7 @@ private:
     const std::uint64_t h = hash_of(key);
     writer g(*domain_);
     for (;;) {
-      const spot s = locate(h, key, *g);
+      const spot s = locate(h, key, *g, search_for::existing);
       if (s.found == nullptr || !pred(LeafPolicy::value(*s.found))) return 0; // g.cur protects it
       // key may borrow from the element (lfht_remove given the table's own
       // key): the element must outlive the unlinking search below, which
@@ -1263,10 +1264,20 @@ private:
   // A level reached through a hoisted bucket is searched in its hoisted chain
   // (unless the tags rule h out), then in its bucket; the spot returned for
   // an absent key is always a bucket's chain.
-  // With to_insert, a bucket whose summary rules the key out ends the search
-  // there (s.at_head): the key goes in at the chain's head (link_at_head).
+  // A bucket whose summary rules the key out may end the search there
+  // (s.at_head), depending on what the search is for:
+  // * unlink (tidy_after): never; the search must pass the leaves its caller
+  //   marked, whose bits the summary keeps;
+  // * existing (erase, update): always; the key is absent, linearized at the
+  //   bucket's read, as for lookup(). An erase of an absent key walked its
+  //   whole chain before: in the zipfian 90/5/5 mix an erase cost about
+  //   900 ns against a find's 100 (one thread; bench/results/README.md,
+  //   "Erases of absent keys");
+  // * insert: with config.head_inserts, while the summary has fewer than
+  //   chain_threshold bits; the key goes in at the chain's head (link_at_head).
+  enum class search_for { unlink, existing, insert };
   template <class K>
-  spot locate(std::uint64_t h, const K& key, writer_guards& g, bool to_insert = false) {
+  spot locate(std::uint64_t h, const K& key, writer_guards& g, search_for purpose) {
     spot s(root_);
     bool hoisted = false;
     // s.node's shape, from its depth rather than its header, so that the
@@ -1281,8 +1292,7 @@ private:
               [&](const leaf& l) {
                 return hash_may_match(l, h) && equal_(LeafPolicy::key(l), key);
               },
-              g, to_insert && !hoisted && config_.head_inserts ? summary_of(h) : 0,
-              config_.chain_threshold))
+              g, hoisted ? 0 : summary_bits_that_end(purpose, h), summary_bits_allowed(purpose)))
         continue; // restart the chain
       if (s.found != nullptr || s.at_head) return s;
       if (hoisted) { // its end is to_word(s.node); g.level still protects s.node
@@ -1299,17 +1309,30 @@ private:
     }
   }
 
+  // The bits walk() takes as unless_bits and max_summary_bits for a purpose.
+  word summary_bits_that_end(search_for purpose, std::uint64_t h) const noexcept {
+    const bool ends =
+        purpose == search_for::existing || (purpose == search_for::insert && config_.head_inserts);
+    return ends ? summary_of(h) : 0;
+  }
+  unsigned summary_bits_allowed(search_for purpose) const noexcept {
+    return purpose == search_for::insert ? config_.chain_threshold
+                                         : std::numeric_limits<unsigned>::max();
+  }
+
   // One chain of the search: walks the chain of s.node from `first` (a
   // bucket, or the overflow), unlinking and retiring the marked leaves it
   // passes, up to the leaf `matches` accepts or the end. Fills s.link,
   // s.found and s.found_next, or s.end, s.live and s.tags; s.head is first's
   // word as last read. A deeper level at the end is left protected by g.cur.
   // A nonzero `unless_bits` (a key's summary bits) stops the walk at once,
-  // with s.at_head, if first holds a chain whose summary lacks any of them.
+  // with s.at_head, if first holds a chain whose summary lacks any of them
+  // and has fewer than max_summary_bits bits set.
   // False if a concurrent change forces a restart of the chain.
   template <class Match>
-  bool walk(spot& s, std::atomic<word>& first, Match matches, writer_guards& g,
-            word unless_bits = 0, unsigned max_summary_bits = 0) {
+  [[gnu::always_inline]] bool walk(spot& s, std::atomic<word>& first, Match matches,
+                                   writer_guards& g, word unless_bits = 0,
+                                   unsigned max_summary_bits = 0) {
     std::atomic<word>* link = &first;
     word w = g.cur.protect(*link, pointer_of);
     s.head = w;
@@ -1426,8 +1449,10 @@ private:
   // (then its parent may be empty too).
   template <class K>
   void unlink_and_compress(std::uint64_t h, const K& key, writer_guards& g) {
-    spot s = locate(h, key, g); // unlinks the erased leaf (and any other marked leaf on the way)
-    while (config_.compress_empty_levels && remove_if_empty(s, h)) s = locate(h, key, g);
+    // Unlinks the erased leaf (and any other marked leaf on the way).
+    spot s = locate(h, key, g, search_for::unlink);
+    while (config_.compress_empty_levels && remove_if_empty(s, h))
+      s = locate(h, key, g, search_for::unlink);
   }
   // The same, after an operation took effect at its CAS (erase, replace):
   // unlinking what it marked is help every later writer passing by also
@@ -1628,8 +1653,9 @@ private:
     unpublished_leaf fresh;
     for (;;) {
       // Once make() ran, key may have been moved from: search with fresh's.
-      const spot s = fresh.l != nullptr ? locate(h, LeafPolicy::key(*fresh.l), *g, true)
-                                        : locate(h, key, *g, true);
+      const spot s = fresh.l != nullptr
+                         ? locate(h, LeafPolicy::key(*fresh.l), *g, search_for::insert)
+                         : locate(h, key, *g, search_for::insert);
       if (s.found != nullptr) return done(s.found, false); // g.cur protects it
       if (is_frozen(s.end)) {
         settle_frozen(s, h);
@@ -1684,7 +1710,7 @@ private:
     const auto& key = LeafPolicy::key(*fresh.l);
     const std::uint64_t h = leaf_hash(*fresh.l);
     for (;;) {
-      const spot s = locate(h, key, *g, true);
+      const spot s = locate(h, key, *g, search_for::insert);
       if (s.found == nullptr) {
         if (is_frozen(s.end)) {
           settle_frozen(s, h);
@@ -1743,10 +1769,12 @@ private:
     writer g(*domain_);
     unpublished_leaf absent;
     guard keep = make_guard(); // for the returned iterator
+    constexpr search_for purpose =
+        std::is_null_pointer_v<MakeAbsent> ? search_for::existing : search_for::insert;
     for (;;) {
       // Once make_absent ran, key may have been moved from: search with its leaf's.
-      const spot s = absent.l != nullptr ? locate(h, LeafPolicy::key(*absent.l), *g, true)
-                                         : locate(h, key, *g, true);
+      const spot s = absent.l != nullptr ? locate(h, LeafPolicy::key(*absent.l), *g, purpose)
+                                         : locate(h, key, *g, purpose);
       if (s.found != nullptr) {
         const auto& old = LeafPolicy::value(*s.found); // g.cur protects it
         unpublished_leaf fresh(LeafPolicy::make(h, old.first, std::invoke(f, old.second)));

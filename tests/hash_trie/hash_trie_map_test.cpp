@@ -1061,9 +1061,10 @@ TYPED_TEST(HashTrieMap, LookupsReadAHoistedChainOnlyIfATagMatches) {
   EXPECT_EQ(m.find(chain[2])->second, -1);
 }
 
-// A bucket's summary (the header's "Bucket summaries"): a lookup whose hash
-// bits are missing from it stops at the bucket, without a key comparison;
-// the bits outlive an unlink of the first leaf and go when the bucket empties.
+// A bucket's summary (the header's "Bucket summaries"): a lookup, erase or
+// update whose hash bits are missing from it stops at the bucket, without a
+// key comparison; the bits outlive an unlink of the first leaf and go when
+// the bucket empties.
 TYPED_TEST(HashTrieMap, ABucketSummaryLetsMissesSkipTheChain) {
   using map = map_for<TypeParam, long, long, std::hash<long>, counting_equal>;
   if constexpr (!map::bucket_summaries) GTEST_SKIP() << "no bucket summaries on this target";
@@ -1089,11 +1090,17 @@ TYPED_TEST(HashTrieMap, ABucketSummaryLetsMissesSkipTheChain) {
   const long uncovered = absent([&](std::uint16_t b) { return (b & ~summary) != 0; });
   const long covered = absent([&](std::uint16_t b) { return (b & ~summary) == 0; });
 
+  const auto same = [](long v) { return v; };
   equal_calls = 0;
   EXPECT_FALSE(m.contains(uncovered));
   EXPECT_EQ(equal_calls, 0) << "the summary rules the key out: no leaf is read";
+  EXPECT_EQ(m.erase(uncovered), 0u);
+  EXPECT_TRUE(m.update(uncovered, same) == m.end());
+  EXPECT_EQ(equal_calls, 0) << "an erase and an update stop at the summary too";
   EXPECT_FALSE(m.contains(covered));
   EXPECT_EQ(equal_calls, 3) << "the summary allows the key: the chain is read";
+  EXPECT_EQ(m.erase(covered), 0u);
+  EXPECT_EQ(equal_calls, 6) << "and the erase reads it too";
 
   ASSERT_EQ(m.erase(chain[0]), 1u); // the bucket now points at chain[1], with the same bits
   for (std::size_t i = 1; i < chain.size(); ++i) EXPECT_TRUE(m.contains(chain[i]));

@@ -777,8 +777,9 @@ private:
   // Bucket summaries. A bucket that points to a leaf keeps, in the address
   // bits from 48 up (unused in user space: detail::bucket_summaries), a 16-bit Bloom filter
   // of the hashes in its chain: two bits per key, picked by hash bits 16-23
-  // (the levels index by the high bits, tags use the low 16). A lookup whose
-  // bits are not all there knows the key is absent without loading a leaf:
+  // (the levels index by the high bits, tags use the low 16). A lookup (or an
+  // erase, or an update) whose bits are not all there knows the key is absent
+  // without loading a leaf:
   // at one key per bucket that halves a miss's cache misses (the bucket, not
   // the bucket and then its leaves). Folly's F14 keeps 7 bits of each key's
   // hash beside its slot for the same reason; here the filter rides in the
@@ -1329,10 +1330,11 @@ private:
   // with s.at_head, if first holds a chain whose summary lacks any of them
   // and has fewer than max_summary_bits bits set.
   // False if a concurrent change forces a restart of the chain.
+  // Always inlined into its one caller: out of line, an erase and insert
+  // again took 931.6 instructions against 805.9 (bench/results/erase_absent/).
   template <class Match>
   [[gnu::always_inline]] bool walk(spot& s, std::atomic<word>& first, Match matches,
-                                   writer_guards& g, word unless_bits = 0,
-                                   unsigned max_summary_bits = 0) {
+                                   writer_guards& g, word unless_bits, unsigned max_summary_bits) {
     std::atomic<word>* link = &first;
     word w = g.cur.protect(*link, pointer_of);
     s.head = w;

@@ -1271,9 +1271,8 @@ private:
   //   marked, whose bits the summary keeps;
   // * existing (erase, update): always; the key is absent, linearized at the
   //   bucket's read, as for lookup(). An erase of an absent key walked its
-  //   whole chain before: in the zipfian 90/5/5 mix an erase cost about
-  //   900 ns against a find's 100 (one thread; bench/results/README.md,
-  //   "Erases of absent keys");
+  //   whole chain before; without that walk the 90/5/5 mixes ran 1.05x-1.13x
+  //   as fast (bench/results/README.md, "Erases of absent keys");
   // * insert: with config.head_inserts, while the summary has fewer than
   //   chain_threshold bits; the key goes in at the chain's head (link_at_head).
   enum class search_for { unlink, existing, insert };

@@ -1271,8 +1271,8 @@ private:
   //   marked, whose bits the summary keeps;
   // * existing (erase, update): always; the key is absent, linearized at the
   //   bucket's read, as for lookup(). An erase of an absent key walked its
-  //   whole chain before; without that walk the 90/5/5 mixes ran 1.05x-1.13x
-  //   as fast (bench/results/README.md, "Erases of absent keys");
+  //   whole chain before; without that walk the 90/5/5 mixes of integer keys
+  //   ran 1.05x-1.13x as fast (bench/results/README.md, "Erases of absent keys");
   // * insert: with config.head_inserts, while the summary has fewer than
   //   chain_threshold bits; the key goes in at the chain's head (link_at_head).
   enum class search_for { unlink, existing, insert };
@@ -1356,7 +1356,9 @@ private:
       if (is_deleted(nw)) {
         if (!unlink(*link, w, cur, nw)) return false;
         // An insert decides head or end again on the new first word (see
-        // "Head inserts and appends of one key exclude each other").
+        // "Head inserts and appends of one key exclude each other"); an
+        // erase reads the new word's summary. Lock-free still: this pass
+        // unlinked a leaf.
         if (unless_bits != 0 && link == &first) return false;
         w = g.cur.protect(*link, pointer_of);
         if (is_deleted(w)) return false; // link's owner died meanwhile: never CAS a marked word

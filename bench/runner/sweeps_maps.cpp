@@ -9,7 +9,9 @@
 //   mix_90_5_5   - i uniform in [0, 2N): 90% find, 5% insert, 5% erase
 //   mix_zipf     - the same mix with i zipfian (theta 0.99) over [0, 2N): a few
 //                  hot keys (spread over the table by key_of) take most operations;
-//                  the indices are drawn before the point (zipfian_draws)
+//                  which indices are popular is scrambled, so that popularity does
+//                  not follow the prefill's order; the indices are drawn before
+//                  the point (zipfian_draws)
 //   count_zipf   - i zipfian as in mix_zipf: add one to key(i)'s count, which
 //                  an absent key starts at (upsert: a word count); only the
 //                  maps that update a value atomically (see the handles' add)
@@ -134,6 +136,15 @@ private:
 // hardware prefetcher streams; 2^23 draws outlast a 0.5 s point of any
 // contender on one thread (a longer point wraps around), and several
 // threads' streams meet only a million draws apart, far beyond the cache.
+//
+// Ranks are scrambled into indices by a fixed random permutation of [0, n),
+// as YCSB's ScrambledZipfianGenerator scatters its popular items (here a
+// permutation, so every rank keeps its own frequency). Until 2026-12-06 the
+// index was the rank: the most popular keys were the prefill's first, whose
+// nodes the allocator had placed together - in lfcore's trie also first in
+// their chains - which favoured the maps whose layout follows insertion
+// order (bench/results/zipf_mix_ops/: finds of those keys ran 1.50x libcds's
+// Michael map on a map filled that way, 1.19x on one filled in random order).
 class zipfian_draws {
   // A power of two: an index wraps by a mask.
   static constexpr std::size_t count = std::size_t{1} << 23;
@@ -143,9 +154,12 @@ public:
     if (n > std::numeric_limits<std::uint32_t>::max())
       throw std::invalid_argument("zipfian draws: indices past 32 bits");
     const zipfian z(n, 0.99);
+    std::vector<std::uint32_t> index_of_rank(n);
+    for (std::uint32_t i = 0; i < index_of_rank.size(); ++i) index_of_rank[i] = i;
+    std::shuffle(index_of_rank.begin(), index_of_rank.end(), std::mt19937_64(0x5c7a));
     std::mt19937_64 rng(0x21bf);
     for (std::uint32_t& d : draws_)
-      d = static_cast<std::uint32_t>(z(static_cast<double>(rng() >> 11) * 0x1.0p-53));
+      d = index_of_rank[z(static_cast<double>(rng() >> 11) * 0x1.0p-53)];
   }
   /// Where thread t of `threads` starts reading.
   std::size_t start(int t, int threads) const noexcept {
@@ -1017,7 +1031,8 @@ std::vector<sweep> map_sweeps(const options& opt) {
       {"map_mix", "Maps: 90% find, 5% insert, 5% erase, uniform keys",
        "one operation of the mix over 2N keys (about N present)", workload::mix_90_5_5},
       {"map_mix_zipf", "Maps: 90% find, 5% insert, 5% erase, zipfian keys (0.99)",
-       "one operation of the mix over 2N keys, zipfian", workload::mix_zipf},
+       "one operation of the mix over 2N keys, zipfian (the popular keys scattered over them)",
+       workload::mix_zipf},
       {"map_count_zipf", "Maps: counting, zipfian keys (0.99)",
        "one count added to a key over 2N keys, zipfian (an absent key is inserted with 1)",
        workload::count_zipf},

@@ -142,9 +142,11 @@ private:
 // permutation, so every rank keeps its own frequency). Until 2026-12-06 the
 // index was the rank: the most popular keys were the prefill's first, whose
 // nodes the allocator had placed together - in lfcore's trie also first in
-// their chains - which favoured the maps whose layout follows insertion
-// order (bench/results/zipf_mix_ops/: finds of those keys ran 1.50x libcds's
-// Michael map on a map filled that way, 1.19x on one filled in random order).
+// their chains. On a freshly filled map that favours the maps whose layout
+// follows insertion order (bench/results/zipf_mix_ops/: finds alone ran
+// 1.50x libcds's Michael map on a map filled that way, 1.19x on one filled in
+// random order); the mix, whose updates scatter the popular keys within a
+// point, moved within noise (lfcore's ratios 1.33x / 1.30x -> 1.38x / 1.41x).
 class zipfian_draws {
   // A power of two: an index wraps by a mask.
   static constexpr std::size_t count = std::size_t{1} << 23;

@@ -47,6 +47,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <random>
 #include <ranges>
 #include <shared_mutex>
@@ -146,7 +147,8 @@ private:
 // follows insertion order (bench/results/zipf_mix_ops/: finds alone ran
 // 1.50x libcds's Michael map on a map filled that way, 1.19x on one filled in
 // random order); the mix, whose updates scatter the popular keys within a
-// point, moved within noise (lfcore's ratios 1.33x / 1.30x -> 1.38x / 1.41x).
+// point, moved within noise (lfcore over the better of Michael and xenium's
+// harris_michael at 1 / 2 threads: 1.33x / 1.30x -> 1.38x / 1.41x).
 class zipfian_draws {
   // A power of two: an index wraps by a mask.
   static constexpr std::size_t count = std::size_t{1} << 23;
@@ -157,7 +159,7 @@ public:
       throw std::invalid_argument("zipfian draws: indices past 32 bits");
     const zipfian z(n, 0.99);
     std::vector<std::uint32_t> index_of_rank(n);
-    for (std::uint32_t i = 0; i < index_of_rank.size(); ++i) index_of_rank[i] = i;
+    std::iota(index_of_rank.begin(), index_of_rank.end(), std::uint32_t{0});
     std::shuffle(index_of_rank.begin(), index_of_rank.end(), std::mt19937_64(0x5c7a));
     std::mt19937_64 rng(0x21bf);
     for (std::uint32_t& d : draws_)

@@ -1,6 +1,7 @@
 // What each kind of operation of the runner's zipfian 90/5/5 mix costs, one
 // thread, lfcore::hash_trie_map beside libcds MichaelHashMap<HP> (built with
-// -DMICHAEL). README.md in this directory says why and what it found.
+// -DMICHAEL; -DBUMP gives lfcore's leaves a scratch bump allocator). README.md
+// in this directory says why and what it found.
 //
 // The map and the operations are the runner's (bench/runner/sweeps_maps.cpp):
 // N = 1e6 keys key(0) .. key(N - 1) inserted in index order, then indices
@@ -83,8 +84,43 @@ struct map { // the runner's calls (its cds_handle)
   bool erase(u64 k) { return m.erase(k); }
 };
 #else
+#if defined(BUMP)
+// Scratch: leaves bumped from 1 MiB chunks in allocation order and never freed,
+// so that the leaves of keys inserted lately (popular ones, in the mix) sit together.
+template <class T>
+struct bump_allocator {
+  using value_type = T;
+  using is_always_equal = std::true_type;
+  bump_allocator() = default;
+  template <class U>
+  bump_allocator(const bump_allocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    if (n != 1 || sizeof(T) > 64) return std::allocator<T>().allocate(n);
+    static thread_local char *next = nullptr, *end = nullptr;
+    const std::size_t size = (sizeof(T) + alignof(T) - 1) / alignof(T) * alignof(T);
+    if (next == nullptr || std::size_t(end - next) < size) {
+      next = static_cast<char*>(::operator new (std::size_t{1} << 20));
+      end = next + (std::size_t{1} << 20);
+    }
+    T* p = reinterpret_cast<T*>(next);
+    next += size;
+    return p;
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (n != 1 || sizeof(T) > 64) std::allocator<T>().deallocate(p, n);
+  }
+  template <class U>
+  friend bool operator==(const bump_allocator&, const bump_allocator<U>&) noexcept {
+    return true;
+  }
+};
+using lf_map = lfcore::hash_trie_map<u64, u64, std::hash<u64>, std::equal_to<u64>,
+                                     bump_allocator<std::pair<const u64, u64>>>;
+#else
+using lf_map = lfcore::hash_trie_map<u64, u64>;
+#endif
 struct map { // the runner's calls (its lf_handle)
-  lfcore::hash_trie_map<u64, u64> m;
+  lf_map m;
   explicit map(std::size_t n) : m(lfcore::hash_trie_config::for_expected_size(n)) {}
   bool find(u64 k, u64& v) { return m.visit(k, [&](const auto& kv) { v = kv.second; }); }
   bool insert(u64 k, u64 v) { return m.try_emplace_and_visit(k, [](const auto&, bool) {}, v); }

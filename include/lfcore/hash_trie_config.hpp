@@ -36,12 +36,17 @@ struct hash_trie_config {
   unsigned deep_level_bits = stress_build ? 1 : 2;
   /// Let an insert whose key its bucket's summary rules out link at the
   /// chain's head without walking it ("Head inserts" at summary_mask). New
-  /// keys then cost no leaf misses, but they sit in front of older ones:
-  /// right when new keys are used soon (an atom_table given a size hint sets
-  /// it), wrong for a stable hot set (a map's zipfian 90/5/5 mix ran 0.79x at
-  /// one thread), and no gain in a table far past its root, whose chains sit
-  /// in short levels below it (bench/results/head_insert/). No effect where
-  /// buckets keep no summary (bucket_summaries false).
+  /// keys then cost no leaf misses, but they sit in front of older ones.
+  /// for_expected_size turns it on for a sized root: there a map's inserts
+  /// ran 1.30x-1.43x as fast (an atom table's interns 1.13x), its hits,
+  /// misses and 90/5/5 mixes, uniform and zipfian, the same within noise
+  /// (bench/results/head_insert_sized/). It loses where the oldest keys stay
+  /// the most used and new ones are cold: the zipfian mix with popularity in
+  /// insertion order (the runner's before it scrambled its ranks) ran 0.79x
+  /// at one thread, a cold new key in front of a hot one. Off under the
+  /// default root: a map far past it keeps its chains in short levels below,
+  /// where a growing atom table gained nothing (bench/results/head_insert/).
+  /// No effect where buckets keep no summary (bucket_summaries false).
   bool head_inserts = false;
 
   /// A root with at least one bucket per expected key (at most 2^max_root_bits
@@ -54,7 +59,8 @@ struct hash_trie_config {
   /// saved 4.5 bytes per key and cost 41-46% of the hits:
   /// bench/results/README.md). Stress builds keep their tiny shape.
   ///
-  /// Such a root also closes chains later (sized_chain_threshold): with at
+  /// Such a root also takes head inserts (head_inserts, above) and closes
+  /// chains later (sized_chain_threshold): with at
   /// most one expected key per bucket, a chain of 4 is an outlier (Poisson(1):
   /// 2% of the buckets at any moment), and closing it leaves a level under
   /// that bucket until the level's last key goes. Under churn - keys replaced
@@ -86,7 +92,10 @@ struct hash_trie_config {
     unsigned bits = 4;
     while (bits < max_root_bits && bits < 24 && (std::size_t(1) << bits) < n) ++bits;
     c.root_bits = bits;
-    if ((std::size_t(1) << bits) >= n) c.chain_threshold = sized_chain_threshold;
+    if ((std::size_t(1) << bits) >= n) {
+      c.chain_threshold = sized_chain_threshold;
+      c.head_inserts = true;
+    }
     return c;
   }
 };

@@ -188,6 +188,13 @@ TEST(HashTrieConfig, ASizedRootClosesChainsLaterUnlessTheCapLeftItTooSmall) {
   EXPECT_EQ(hash_trie_config::for_expected_size(std::size_t(1) << 40).chain_threshold, 4u);
 }
 
+TEST(HashTrieConfig, ASizedRootTakesHeadInsertsUnlessTheCapLeftItTooSmall) {
+  if (lfcore::stress_build) GTEST_SKIP() << "stress builds keep their tiny shape";
+  EXPECT_FALSE(hash_trie_config{}.head_inserts);
+  EXPECT_TRUE(hash_trie_config::for_expected_size(1'000'000).head_inserts);
+  EXPECT_FALSE(hash_trie_config::for_expected_size(10'000'000, 22).head_inserts);
+}
+
 TYPED_TEST(HashTrieMap, InsertFindErase) {
   map_for<TypeParam, long, long> m;
   EXPECT_TRUE(m.empty());

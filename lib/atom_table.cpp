@@ -279,7 +279,9 @@ struct atom_table::impl {
   // below the root, short already (bench/results/head_insert/).
   // Stress builds keep the tiny shape, whose chains close at one leaf and so
   // never take a head insert; closing at 4 there lets sanitized runs see
-  // head inserts race interning, collection and expansion.
+  // head inserts race interning, collection and expansion. for_expected_size
+  // sets head_inserts only for a root with a bucket per key; the table sets
+  // it for stress builds and for tables past the largest root as well.
   static hash_trie_config config(std::size_t expected) {
     if (expected == 0) return {};
     hash_trie_config c = hash_trie_config::for_expected_size(expected);

@@ -16,7 +16,8 @@
 // ends, so nothing retired stays pinned.
 //
 // Guards that hold no state (RCU's) need neither keeping nor clearing: the
-// lease is then the section alone (no thread-local lookup, flag or stores).
+// lease is then the section and a Guards of its own (the specialization
+// below: no thread-local lookup, flag or pointer).
 //
 // Guards: constructible from domain_type&; reset() noexcept clears every
 // protection.
@@ -27,7 +28,8 @@
 
 namespace lfcore::detail {
 
-template <class Reclamation, class Guards>
+template <class Reclamation, class Guards,
+          bool Stateless = std::is_empty_v<typename Reclamation::guard>>
 class guard_lease {
 public:
   using domain_type = typename Reclamation::domain_type;
@@ -38,22 +40,16 @@ public:
   /// (bench/results/lease_inline/).
   [[gnu::always_inline]] explicit guard_lease(domain_type& domain)
       : section_(Reclamation::read_section()) {
-    if constexpr (stateless) {
-      guards_ = &own_.emplace(domain);
-    } else {
-      guards_ = kept_busy ? nullptr : domain.template thread_cached<Guards>();
-      if (guards_ != nullptr)
-        kept_busy = true;
-      else
-        take_fresh(domain);
-    }
+    guards_ = kept_busy ? nullptr : domain.template thread_cached<Guards>();
+    if (guards_ != nullptr)
+      kept_busy = true;
+    else
+      take_fresh(domain);
   }
   [[gnu::always_inline]] ~guard_lease() {
-    if constexpr (!stateless) {
-      if (!own_) { // own guards clear their protections as their records go back
-        guards_->reset();
-        kept_busy = false;
-      }
+    if (!own_) { // own guards clear their protections as their records go back
+      guards_->reset();
+      kept_busy = false;
     }
   }
   guard_lease(const guard_lease&) = delete;
@@ -63,8 +59,6 @@ public:
   Guards& operator*() noexcept { return *guards_; }
 
 private:
-  static constexpr bool stateless = std::is_empty_v<typename Reclamation::guard>;
-
   // Out of line: rare, and GCC 12 inlined saw a use of own_ uninitialised.
   [[gnu::noinline]] void take_fresh(domain_type& domain) { guards_ = &own_.emplace(domain); }
 
@@ -75,6 +69,28 @@ private:
   [[no_unique_address]] typename Reclamation::section section_;
   Guards* guards_;
   std::optional<Guards> own_;
+};
+
+// Stateless guards: nothing to keep, so no pointer to them either (the
+// pointer into the lease itself kept GCC 12 from holding the lease in
+// registers: an RCU lookup stored three words to the stack, the section's
+// flag among them).
+template <class Reclamation, class Guards>
+class guard_lease<Reclamation, Guards, true> {
+public:
+  using domain_type = typename Reclamation::domain_type;
+
+  [[gnu::always_inline]] explicit guard_lease(domain_type& domain)
+      : section_(Reclamation::read_section()), guards_(domain) {}
+  guard_lease(const guard_lease&) = delete;
+  guard_lease& operator=(const guard_lease&) = delete;
+
+  Guards* operator->() noexcept { return &guards_; }
+  Guards& operator*() noexcept { return guards_; }
+
+private:
+  typename Reclamation::section section_;
+  Guards guards_;
 };
 
 } // namespace lfcore::detail

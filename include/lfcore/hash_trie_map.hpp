@@ -1191,9 +1191,12 @@ private:
   [[gnu::always_inline]] const leaf* lookup(std::uint64_t h, const K& key, reader_guards& g) const {
     hash_node* node = root_;
     bool hoisted = false; // searching node's hoisted chain, then its bucket
-    for (;;) {            // one chain per turn; a failed validation starts over from the root
+    // Where the chain starts: the bucket, or node's hoisted chain. Set at
+    // each step down rather than computed from `hoisted` at the loop's top,
+    // where GCC 12 tested the first turn's constant false with two jumps.
+    const std::atomic<word>* anchor = &node->bucket(h);
+    for (;;) { // one chain per turn; a failed validation starts over from the root
       // g.anchor protects the anchor's owner (node).
-      const std::atomic<word>* anchor = hoisted ? &node->overflow : &node->bucket(h);
       word anchor_value = g.cur.protect(*anchor, leaf_or_null);
       // The chain cannot hold the key (an overflow keeps no summary: its
       // level's tags did that filtering). Linearized at this read.
@@ -1220,6 +1223,7 @@ private:
       if (!valid) {
         node = root_;
         hoisted = false;
+        anchor = &node->bucket(h);
         continue;
       }
       if (is_frozen(w)) return nullptr; // an empty bucket of a level being removed
@@ -1230,10 +1234,12 @@ private:
       if (!descend(g, below, last, last_next, anchor, anchor_value)) {
         node = root_;
         hoisted = false;
+        anchor = &node->bucket(h);
         continue;
       }
       hoisted = below != node && is_hoisted(w) && below->overflow_may_hold(h);
       node = below;
+      anchor = hoisted ? &node->overflow : &node->bucket(h);
     }
   }
 
@@ -1286,17 +1292,23 @@ private:
     // the header: its hits did not gain with the same change, and a sized
     // map's hits and misses ran 0.94x / 0.91x (five rounds, one thread).
     level_shape shape = root_shape();
+    // The chain to walk and the summary bits that end its walk, set at each
+    // step (as in lookup(): not from `hoisted` at the loop's top).
+    std::atomic<word>* first = &shape.bucket(*s.node, h);
+    word unless_bits = summary_bits_that_end(purpose, h);
     for (;;) {
       if (!walk(
-              s, hoisted ? s.node->overflow : shape.bucket(*s.node, h),
+              s, *first,
               [&](const leaf& l) {
                 return hash_may_match(l, h) && equal_(LeafPolicy::key(l), key);
               },
-              g, hoisted ? 0 : summary_bits_that_end(purpose, h), summary_bits_allowed(purpose)))
+              g, unless_bits, summary_bits_allowed(purpose)))
         continue; // restart the chain
       if (s.found != nullptr || s.at_head) return s;
       if (hoisted) { // its end is to_word(s.node); g.level still protects s.node
         hoisted = false;
+        first = &shape.bucket(*s.node, h);
+        unless_bits = summary_bits_that_end(purpose, h);
         continue;
       }
       if (is_frozen(s.end) || s.end == to_word(s.node)) return s;
@@ -1306,6 +1318,8 @@ private:
       s.parent = std::exchange(s.node, below);
       shape = shape_below(shape);
       hoisted = is_hoisted(s.end) && below->overflow_may_hold(h);
+      first = hoisted ? &below->overflow : &shape.bucket(*below, h);
+      unless_bits = hoisted ? 0 : summary_bits_that_end(purpose, h);
     }
   }
 

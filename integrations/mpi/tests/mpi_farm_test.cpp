@@ -119,7 +119,8 @@ void exactly_once(int ranks) {
   // Batch 1 at credit 1 is a round trip per task, and a round trip waits for
   // both ranks to get a core: beside other busy processes, a time slice per
   // hop (1e5 tasks did not finish in 300 s beside four busy loops on two
-  // cores; 0.5 s alone). 1e4 tasks keep that test within its timeout there.
+  // cores; the whole scenario takes under a second alone). 1e4 tasks keep
+  // that test within its timeout there.
   constexpr std::uint64_t many = 100'000;
   struct config {
     std::size_t batch, credit;

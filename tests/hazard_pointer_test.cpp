@@ -205,6 +205,25 @@ TEST_F(HazardPointer, ProtectMarkedWordProtectsThePointer) {
   EXPECT_EQ(live_nodes.load(), 0);
 }
 
+// protect(src, guess, to_pointer): a stale guess is not what gets protected
+// or returned, src's current value is.
+TEST_F(HazardPointer, ProtectFromAStaleGuessProtectsTheCurrentValue) {
+  hazard_pointer_domain domain(eager());
+  node* stale = new node(1);
+  node* current = new node(2);
+  std::atomic<node*> src{current};
+  hazard_pointer hp = make_hazard_pointer(domain);
+  EXPECT_EQ(hp.protect(src, stale, [](node* x) { return x; }), current);
+  stale->retire({}, domain);
+  src.store(nullptr);
+  current->retire({}, domain);
+  domain.reclaim();
+  EXPECT_EQ(live_nodes.load(), 1) << "the current value must stay protected, the guess not";
+  hp.reset_protection();
+  domain.reclaim();
+  EXPECT_EQ(live_nodes.load(), 0);
+}
+
 TEST_F(HazardPointer, DomainsAreIndependent) {
   hazard_pointer_domain a(eager()), b(eager());
   std::atomic<node*> src{new node(1)};

@@ -456,7 +456,16 @@ public:
   /// to_pointer(v) for the value v in src, and returns v.
   template <class U, class ToPointer>
   U protect(const std::atomic<U>& src, ToPointer to_pointer) noexcept {
-    U value = src.load(std::memory_order_relaxed); // relaxed: validated below
+    return protect(src, src.load(std::memory_order_relaxed),
+                   to_pointer); // relaxed: validated there
+  }
+
+  /// Extension: protect(src, to_pointer) from `guess`, a value the caller
+  /// read from src before (any value: it is validated as protect's own first
+  /// read would be), which saves that read.
+  template <class U, class ToPointer>
+  U protect(const std::atomic<U>& src, U guess, ToPointer to_pointer) noexcept {
+    U value = guess;
     for (;;) {
       set(to_pointer(value));
       detail::stress_point();

@@ -17,6 +17,7 @@
 //                       iterator holds one for its life.
 //   R::guard            protects one pointer inside a section, with
 //                       hazard_pointer's interface: protect(src[, to_pointer]),
+//                       protect(src, guess, to_pointer),
 //                       try_protect_if(p, still_reachable), reset_protection([p]),
 //                       swap. R::make_guard(domain) makes one. A guard that
 //                       holds state (a hazard pointer) is costly to make, so

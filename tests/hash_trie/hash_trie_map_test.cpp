@@ -2186,6 +2186,38 @@ TEST(HashTrieMapDomain, MapsOfEveryTypeShareTheGuardsTheirThreadKeeps) {
   EXPECT_EQ(domain.thread_cached<kept_probe<2>>(), nullptr) << "the maps keep two types";
 }
 
+// A lookup or erase whose key its root bucket rules out - the bucket is
+// empty, or its summary lacks the key's bits - reads that word alone: it
+// takes no hazard pointer, so a thread whose operations all end there never
+// needs a hazard record of the map's domain.
+TEST(HashTrieMapDomain, MissesTheRootDecidesTakeNoHazardPointers) {
+  lfcore::hazard_pointer_domain mine;
+  lfcore::hash_trie_map<std::uint64_t, int, placed_hash> m(mine, hash_trie_config{4, 4, 4});
+  const auto misses = [&m](std::uint64_t key) {
+    std::thread([&m, key] {
+      EXPECT_FALSE(m.contains(key));
+      EXPECT_TRUE(m.find(key) == m.end());
+      EXPECT_FALSE(m.visit(key, [](const auto&) {}));
+      EXPECT_EQ(m.erase(key), 0u);
+    }).join();
+  };
+  const std::uint64_t present = std::uint64_t{1} << 16; // root bucket 0, summary byte 1
+  misses(present);                                      // every bucket empty
+  EXPECT_EQ(mine.stats().hazard_records, 0u) << "misses at an empty bucket took hazard pointers";
+  ASSERT_TRUE(m.try_emplace(present, 1).second);
+  const std::size_t records = mine.stats().hazard_records; // this thread's, kept
+  if constexpr (lfcore::detail::bucket_summaries) {
+    const auto& bits = lfcore::detail::summary_bits_table;
+    std::uint64_t byte = 2;
+    while ((bits[byte] & ~bits[1]) == 0) ++byte; // a key bucket 0's summary rules out
+    misses(byte << 16);
+    EXPECT_EQ(mine.stats().hazard_records, records)
+        << "misses the bucket's summary decides took hazard pointers";
+  }
+  std::thread([&] { EXPECT_TRUE(m.contains(present)); }).join(); // a hit takes them
+  EXPECT_GT(mine.stats().hazard_records, records);
+}
+
 // Each thread keeps its operations' hazard pointers in the map's domain.
 // A thread that ends first gives them back (the domain's records are
 // reused); a domain destroyed first, after its map, takes them from threads

@@ -330,6 +330,11 @@ struct reclamation {
     U protect(const std::atomic<U>& src, ToPointer) const noexcept {
       return src.load(std::memory_order_acquire); // acquire: as above
     }
+    // The guess may have been read before the section began: read again.
+    template <class U, class ToPointer>
+    U protect(const std::atomic<U>& src, U, ToPointer) const noexcept {
+      return src.load(std::memory_order_acquire); // acquire: as above
+    }
     template <class T, class Predicate>
     bool try_protect_if(const T*, Predicate&&) const noexcept {
       return true; // the pointer was reachable during this section: valid until it ends

@@ -82,9 +82,9 @@
 // read unmarked (its owner is then still reachable, and so is the run of marked
 // leaves after it), keeping hazard pointers on that owner, on the first leaf of
 // the run (no ABA on the link) and on the current and next leaf; the owner of
-// a bucket link is its level. A lookup or erase whose key its root bucket
-// rules out (the bucket is empty, or its summary lacks the key) reads that
-// word alone, before it takes any guard (peek_root).
+// a bucket link is its level. A lookup whose key its root bucket rules out
+// (the bucket is empty, or its summary lacks the key) reads that word alone,
+// before it takes any guard (peek_root).
 // Reclamation: the policy (lfcore/reclamation.hpp) supplies those guards and a
 // read-side section around each operation. Under RCU the guards do nothing and
 // every validation passes at once: no leaf reachable during the section is
@@ -951,7 +951,7 @@ private:
   }
   // A miss that the key's root bucket decides - the bucket is empty, or its
   // summary rules the key out - reads that one word and follows no pointer,
-  // so lookups and erases answer it before they take guards or enter a
+  // so lookups answer it before they take guards or enter a
   // read-side section (the root lives as long as the map, and its buckets
   // are never frozen). Taking, publishing and clearing hazard pointers had
   // made such misses take 1.6x-1.8x as long in a loop of lookups at 1e6 keys
@@ -995,7 +995,6 @@ private:
   template <class K, class Pred>
   size_type erase_any(const K& key, Pred&& pred) {
     const std::uint64_t h = hash_of(key);
-    if (peek_root(h).bucket == nullptr) return 0;
     writer g(*domain_);
     for (;;) {
       const spot s = locate(h, key, *g, search_for::existing);

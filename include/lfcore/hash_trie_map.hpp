@@ -951,10 +951,10 @@ private:
   }
   // A miss that the key's root bucket decides - the bucket is empty, or its
   // summary rules the key out - reads that one word and follows no pointer,
-  // so lookups answer it before they take guards or enter a
-  // read-side section (the root lives as long as the map, and its buckets
-  // are never frozen). Taking, publishing and clearing hazard pointers had
-  // made such misses take 1.6x-1.8x as long in a loop of lookups at 1e6 keys
+  // so lookups answer it before they take guards or enter a read-side
+  // section (the root lives as long as the map, and its buckets are never
+  // frozen). Taking, publishing and clearing hazard pointers had made such
+  // misses take 1.75x as long in a loop of lookups at 1e6 keys
   // (bench/results/README.md, "Misses without guards").
   struct root_peek {
     const std::atomic<word>* bucket; // nullptr: the key is absent
@@ -1222,7 +1222,8 @@ private:
   }
   // root_bucket: the key's bucket in the root; guess: a value read from it
   // (protect validates it); summarized: a word whose summary the caller
-  // found not to rule the key out (peek_root's), so as not to test it twice.
+  // found not to rule the key out (peek_root's): a bucket holding that same
+  // word needs no second test, its summary being part of the word.
   template <class K>
   [[gnu::always_inline]] const leaf* lookup(std::uint64_t h, const K& key, reader_guards& g,
                                             const std::atomic<word>& root_bucket, word guess,

@@ -456,8 +456,8 @@ public:
   /// to_pointer(v) for the value v in src, and returns v.
   template <class U, class ToPointer>
   U protect(const std::atomic<U>& src, ToPointer to_pointer) noexcept {
-    return protect(src, src.load(std::memory_order_relaxed),
-                   to_pointer); // relaxed: validated there
+    // relaxed: a first guess, which the loop below validates.
+    return protect(src, src.load(std::memory_order_relaxed), to_pointer);
   }
 
   /// Extension: protect(src, to_pointer) from `guess`, a value the caller

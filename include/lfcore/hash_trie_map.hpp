@@ -956,12 +956,20 @@ private:
   // frozen). Taking, publishing and clearing hazard pointers had made such
   // misses take 1.75x as long in a loop of lookups at 1e6 keys
   // (bench/results/README.md, "Misses without guards").
+  //
+  // Only where guards cost something: under RCU they are free, and a read of
+  // the bucket before the section made urcu::memb hits take 1.2x as long in
+  // the same loop (for misses 0.8x; qsbr neither), so there lookups read it
+  // inside their section as before ("The root peek under RCU").
+  static constexpr bool peeks_before_guards = !std::is_empty_v<typename Reclamation::guard>;
   struct root_peek {
     const std::atomic<word>* bucket; // nullptr: the key is absent
     word value;                      // what the bucket held (lookup's guess)
   };
   root_peek peek_root(std::uint64_t h) const noexcept {
     const std::atomic<word>& bucket = root_->bucket(h);
+    // 0, no bucket's word: lookup reads and tests the bucket itself.
+    if constexpr (!peeks_before_guards) return {&bucket, 0};
     // relaxed: no pointer in the word is followed, and coherence alone makes
     // this read see every insert that happens before it; linearized here, as
     // lookup()'s read of the same word.

@@ -1,6 +1,9 @@
-// One thread, a sized map of n keys, visit() of every key in a shuffled order:
-// ns per hit under hazard pointers, urcu::memb and urcu::qsbr (5 passes, median).
-// g++ -O2 -std=c++20 -DNDEBUG -Iinclude -Iintegrations/urcu/include policies_loop.cpp \
+// One thread, a sized map of n odd keys, visit() of every key in a shuffled
+// order (hits; with MISS set in the environment, of n random even keys:
+// misses): ns per lookup under hazard pointers, urcu::memb and urcu::qsbr,
+// median of `rounds` passes, each policy twice. (Misses added for
+// ../root_peek_rcu/; hits run as before.)
+// g++ -O2 -std=c++20 -DNDEBUG -I<include> -I<integrations/urcu/include> policies_loop.cpp \
 //     build/release/liblfcore.a -lurcu-memb -lurcu-qsbr -lurcu-common -lpthread
 #define _LGPL_SOURCE
 #include <lfcore/urcu.hpp>
@@ -20,6 +23,7 @@ void bench(const char* name, std::size_t n, int rounds) {
   for (auto k : keys) m.try_emplace(k, k + 1);
   std::vector<u64> hits = keys;
   std::shuffle(hits.begin(), hits.end(), rng);
+  if (std::getenv("MISS")) for (auto& k : hits) k = rng() & ~u64(1); // odd keys only were inserted
   std::vector<double> r;
   u64 sink = 0;
   for (int i = 0; i < rounds; ++i) {
@@ -29,7 +33,7 @@ void bench(const char* name, std::size_t n, int rounds) {
     r.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / n);
   }
   std::sort(r.begin(), r.end());
-  std::printf("%-6s visit hit: median %.1f ns (min %.1f max %.1f) %llu\n", name, r[r.size()/2], r.front(), r.back(), (unsigned long long)(sink & 1));
+  std::printf("%-6s visit %s: median %.1f ns (min %.1f max %.1f) %llu\n", name, std::getenv("MISS") ? "miss" : "hit", r[r.size()/2], r.front(), r.back(), (unsigned long long)(sink & 1));
 }
 int main(int argc, char** argv) {
   std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000;

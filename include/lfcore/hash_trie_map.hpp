@@ -84,7 +84,7 @@
 // the run (no ABA on the link) and on the current and next leaf; the owner of
 // a bucket link is its level. A lookup whose key its root bucket rules out
 // (the bucket is empty, or its summary lacks the key) reads that word alone,
-// before it takes any guard (peek_root).
+// before it takes any hazard pointer (peek_root).
 // Reclamation: the policy (lfcore/reclamation.hpp) supplies those guards and a
 // read-side section around each operation. Under RCU the guards do nothing and
 // every validation passes at once: no leaf reachable during the section is
@@ -959,8 +959,8 @@ private:
   //
   // Only where guards cost something: under RCU they are free, and a read of
   // the bucket before the section made urcu::memb hits take 1.2x as long in
-  // the same loop (for misses 0.8x; qsbr neither), so there lookups read it
-  // inside their section as before ("The root peek under RCU").
+  // the same loop (its misses 0.8x; qsbr's within noise either way), so there
+  // lookups read the bucket inside their section ("The root peek under RCU").
   static constexpr bool peeks_before_guards = !std::is_empty_v<typename Reclamation::guard>;
   struct root_peek {
     const std::atomic<word>* bucket; // nullptr: the key is absent

@@ -20,8 +20,9 @@ hp = 'lfcore hash_trie_map'
 policies = [hp, hp + '<urcu::memb>', hp + '<urcu::qsbr>']
 first = load(sys.argv[1])
 second = load(sys.argv[2]) if len(sys.argv) > 2 else None
+threads = sorted({k[1] for r in first.values() for k in r})
 for sweep in ('map_lookup_hit', 'map_lookup_miss'):
-    for t in (1, 2):
+    for t in threads:
         if second is None:
             for c in policies[1:]:
                 show(f'{sweep} {t} thr {c[len(hp):]} / hp',

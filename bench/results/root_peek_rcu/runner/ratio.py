@@ -21,7 +21,7 @@ policies = [hp, hp + '<urcu::memb>', hp + '<urcu::qsbr>']
 first = load(sys.argv[1])
 second = load(sys.argv[2]) if len(sys.argv) > 2 else None
 threads = sorted({k[1] for r in first.values() for k in r})
-for sweep in ('map_lookup_hit', 'map_lookup_miss'):
+for sweep in sorted({k[0] for r in first.values() for k in r}):
     for t in threads:
         if second is None:
             for c in policies[1:]:

@@ -961,10 +961,11 @@ private:
   // the bucket before the section made urcu::memb hits take 1.2x as long in
   // the same loop (its misses 0.8x; qsbr's within noise either way), so there
   // lookups read the bucket inside their section ("The root peek under RCU").
+  // (Stateless guards, as detail::guard_lease tells them apart.)
   static constexpr bool peeks_before_guards = !std::is_empty_v<typename Reclamation::guard>;
   struct root_peek {
     const std::atomic<word>* bucket; // nullptr: the key is absent
-    word value;                      // what the bucket held (lookup's guess)
+    word value; // what the bucket held (lookup's guess); 0 where nothing was read
   };
   root_peek peek_root(std::uint64_t h) const noexcept {
     const std::atomic<word>& bucket = root_->bucket(h);

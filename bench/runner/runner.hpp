@@ -75,7 +75,7 @@ struct options {
   long long map_keys = 1'000'000;
   long long atom_sequences = 240'000; // the paper's dataset size
   std::string out = "bench/results/latest";
-  std::string only;      // run only the sweep of this name
+  std::string only;      // --only: which sweeps run (see runs)
   std::string contender; // --contender: which contenders run (see selects)
   std::string command_line;
   bool quick = false;
@@ -89,15 +89,25 @@ struct options {
   /// ("=lfcore hash_trie_map|tbb::concurrent_hash_map" runs just those two,
   /// which a name part cannot when other names contain it). Empty: all.
   bool selects(std::string_view name) const {
-    if (contender.empty()) return true;
-    std::string_view rest = contender;
+    return contender.empty() || any_alternative(contender, [name](std::string_view alt) {
+             return alt.starts_with('=') ? name == alt.substr(1)
+                                         : name.find(alt) != std::string_view::npos;
+           });
+  }
+  /// Whether --only runs the sweep of this name: alternatives separated by
+  /// '|', each a prefix of the name ("map_insert|map_lookup_hit"). Empty: all.
+  bool runs(std::string_view sweep) const {
+    return any_alternative(only, [sweep](std::string_view alt) { return sweep.starts_with(alt); });
+  }
+
+private:
+  template <class Match>
+  static bool any_alternative(std::string_view alternatives, Match match) {
     for (;;) {
-      const std::size_t bar = rest.find('|');
-      const std::string_view alt = rest.substr(0, bar);
-      if (alt.starts_with('=') ? name == alt.substr(1) : name.find(alt) != std::string_view::npos)
-        return true;
+      const std::size_t bar = alternatives.find('|');
+      if (match(alternatives.substr(0, bar))) return true;
       if (bar == std::string_view::npos) return false;
-      rest.remove_prefix(bar + 1);
+      alternatives.remove_prefix(bar + 1);
     }
   }
 };

@@ -5,7 +5,8 @@
 //                      [--atom-sequences 240000] [--only SWEEP]
 //                      [--contender NAME-PART] [--slices K] [--pin] [--out DIR]
 //
-// --only runs the sweeps whose name starts with SWEEP (e.g. map_ for all maps);
+// --only runs the sweeps whose name starts with SWEEP (e.g. map_ for all maps),
+// or with any of several: "SWEEP|SWEEP";
 // --contender the contenders whose name contains NAME-PART, or several:
 // "PART|PART", where "=NAME" matches one name exactly (options::selects).
 //
@@ -148,7 +149,7 @@ int main(int argc, char** argv) try {
   for (auto& s : pool_sweeps(opt)) all.push_back(std::move(s));
   for (auto& s : farm_sweeps(opt)) all.push_back(std::move(s));
   for (auto& s : all) {
-    if (s.name.rfind(opt.only, 0) != 0) continue; // --only: a prefix of the sweep name
+    if (!opt.runs(s.name)) continue;
     std::erase_if(s.contenders, [&](const contender& c) { return !opt.selects(c.name); });
     if (s.threads.empty()) s.threads = opt.threads;
     if (!s.contenders.empty()) sweeps.push_back(std::move(s));

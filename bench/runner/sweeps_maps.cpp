@@ -568,7 +568,27 @@ template <class K>
 using cds_michael = cds::container::MichaelHashMap<
     cds::gc::HP, cds::container::MichaelKVList<cds::gc::HP, K, u64, cds_list_traits<K>>,
     cds_map_traits<K>>;
-using cds_feldman = cds::container::FeldmanHashMap<cds::gc::HP, u64, u64>; // fixed-size keys only
+// libcds carves a Feldman array node as one block of sizeof(array_node) plus
+// its slots (cds::details::Allocator::NewBlock) and frees it as one
+// array_node (Delete(p, 1)): a sized delete with the wrong size, which glibc
+// ignores and jemalloc trusts - the map sweeps crashed under
+// LD_PRELOAD=libjemalloc.so.2. Its array nodes are freed without the size.
+template <class T>
+struct unsized_free_allocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = unsized_free_allocator<U>;
+  };
+  unsized_free_allocator() = default;
+  template <class U>
+  unsized_free_allocator(const unsized_free_allocator<U>&) noexcept {}
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p); }
+};
+struct cds_feldman_traits : cds::container::feldman_hashmap::traits {
+  using node_allocator = unsized_free_allocator<int>;
+};
+using cds_feldman = // fixed-size keys only
+    cds::container::FeldmanHashMap<cds::gc::HP, u64, u64, cds_feldman_traits>;
 template <class Map, class K>
 struct cds_handle {
   Map& m;

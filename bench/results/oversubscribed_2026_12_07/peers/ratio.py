@@ -54,7 +54,7 @@ def permutation_p(a, b):
 
 alone, after = history['hits_all'], history['full_all']
 if (alone, lfcore, 8) in levels and (after, lfcore, 8) in levels:
-    print(f'\nafter the insert sweep against alone (every peer), median levels and p:')
+    print('\nafter the insert sweep against alone (every peer), median levels and p:')
     for t in (2, 8):
         a, b = levels[(after, lfcore, t)], levels[(alone, lfcore, t)]
         print(f'  lfcore at {t} threads: {statistics.median(a) / statistics.median(b):.2f}x, '

@@ -5,7 +5,8 @@ Runs build/release/bench/lfcore_scalability once per repetition and allocator,
 alternating glibc and jemalloc (LD_PRELOAD of libjemalloc.so.2) so that the
 machine's drift hits both alike, each run with --reps 1; then writes, under
 --out, both runners' output (glibc/, jemalloc/) and report.md: the median of
-every (sweep, contender, threads) point per allocator and their ratio.
+every (sweep, contender, threads) point per allocator and their ratio, and
+the same for the memory tables (each allocator counting what it handed out).
 
   bench/allocators.py [--reps 5] [--out bench/results/allocators] [runner options...]
 
@@ -38,11 +39,24 @@ def jemalloc_path():
     sys.exit("allocators.py: libjemalloc.so.2 not found (Debian: libjemalloc2)")
 
 
-def read_points(csv_path, into):
-    with open(csv_path, newline="") as f:
+def read_points(run_dir, into, memory):
+    with open(run_dir / "results.csv", newline="") as f:
         for row in csv.DictReader(f):
             key = (row["sweep"], row["contender"], int(row["threads"]))
             into[key].append(float(row["mops_per_s"]))
+    with open(run_dir / "memory.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            memory[(row["table"], row["contender"])].append(float(row["value"]))
+
+
+def table(title, header, rows):
+    """A Markdown table of (names..., glibc, jemalloc) rows and their ratio."""
+    lines = ["", f"## {title}", "", "| " + " | ".join(header) + " | glibc | jemalloc | ratio |",
+             "|---|" + "---:|" * (len(header) + 2)]
+    for *names, g, j in rows:
+        ratio = f"{j / g:.2f}x" if g > 0 else "-"
+        lines.append("| " + " | ".join(str(n) for n in names) + f" | {g:.3g} | {j:.3g} | {ratio} |")
+    return lines
 
 
 def main():
@@ -57,6 +71,7 @@ def main():
     shutil.rmtree(scratch, ignore_errors=True)
     allocators = {"glibc": {}, "jemalloc": {"LD_PRELOAD": jemalloc_path()}}
     points = {name: defaultdict(list) for name in allocators}
+    memory = {name: defaultdict(list) for name in allocators}
     for rep in range(args.reps):
         order = list(allocators) if rep % 2 == 0 else list(reversed(allocators))
         for name in order:
@@ -68,7 +83,7 @@ def main():
                    os.path.relpath(run_dir.resolve(), ROOT)]
             print(f"=== {name}, repetition {rep + 1}/{args.reps}", flush=True)
             subprocess.run(cmd, env=env, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-            read_points(run_dir / "results.csv", points[name])
+            read_points(run_dir, points[name], memory[name])
     # Keep the last repetition's full reports (tables, plots) per allocator.
     for name in allocators:
         shutil.rmtree(out / name, ignore_errors=True)
@@ -87,20 +102,22 @@ def main():
         f"- jemalloc: LD_PRELOAD={allocators['jemalloc']['LD_PRELOAD']}",
         f"- method: {args.reps} repetitions, glibc and jemalloc alternating (order reversed every "
         "other repetition); each cell is the median, in millions of the sweep's operations per "
-        "second (results.csv's unit), ratio = jemalloc / glibc. Memory tables: glibc only "
-        "(the runner reads glibc's mallinfo2)",
+        "second (results.csv's unit), ratio = jemalloc / glibc. Memory: each allocator's own "
+        "count of the bytes it handed out (glibc's mallinfo2 main arena, chunk headers "
+        "included; jemalloc's stats.allocated, size classes included), median per allocator",
         "",
     ]
-    sweep = None
-    for key in keys:
-        if key[0] != sweep:
-            sweep = key[0]
-            lines += ["", f"## {sweep}", "", "| contender | threads | glibc | jemalloc | ratio |",
-                      "|---|---:|---:|---:|---:|"]
-        g = statistics.median(points["glibc"][key])
-        j = statistics.median(points["jemalloc"][key])
-        ratio = f"{j / g:.2f}x" if g > 0 else "-"
-        lines.append(f"| {key[1]} | {key[2]} | {g:.3g} | {j:.3g} | {ratio} |")
+    def side_by_side(values, key):
+        return (*key[1:], statistics.median(values["glibc"][key]),
+                statistics.median(values["jemalloc"][key]))
+
+    for sweep in sorted({key[0] for key in keys}):
+        lines += table(sweep, ["contender", "threads"],
+                       [side_by_side(points, k) for k in keys if k[0] == sweep])
+    memory_keys = sorted(set(memory["glibc"]) & set(memory["jemalloc"]))
+    for title in sorted({key[0] for key in memory_keys}):
+        lines += table(title, ["contender"],
+                       [side_by_side(memory, k) for k in memory_keys if k[0] == title])
     (out / "report.md").write_text("\n".join(lines) + "\n")
     print(f"wrote {out / 'report.md'}")
 

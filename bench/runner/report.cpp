@@ -1,8 +1,6 @@
 // bench/runner/report.cpp - CSV, Markdown tables and gnuplot plots.
 #include "harness.hpp"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -106,12 +104,6 @@ void write_cpu_overhead(std::ostream& md, const sweep& s, const std::vector<meas
 
 } // namespace
 
-// Which malloc the process runs on: jemalloc (linked, -DLFCORE_WITH_JEMALLOC=ON,
-// or LD_PRELOADed) exports mallctl.
-const char* allocator_name() noexcept {
-  return dlsym(RTLD_DEFAULT, "mallctl") != nullptr ? "jemalloc" : "glibc";
-}
-
 void write_report(const options& opt, const std::vector<sweep>& sweeps,
                   const std::vector<measurement>& results,
                   const std::vector<memory_table>& memory) {
@@ -126,6 +118,12 @@ void write_report(const options& opt, const std::vector<sweep>& sweeps,
     if (!std::isnan(m.cpu_ns_per_op)) csv << m.cpu_ns_per_op; // empty: not measured
     csv << "\n";
   }
+
+  std::ofstream memory_csv(fs::path(opt.out) / "memory.csv");
+  memory_csv << "table,contender,value\n";
+  for (const memory_table& m : memory)
+    for (const auto& [name, value] : m.rows)
+      memory_csv << "\"" << m.title << "\",\"" << name << "\"," << value << "\n";
 
   std::ofstream md(fs::path(opt.out) / "report.md");
   md << "# lfcore scalability report\n\n"

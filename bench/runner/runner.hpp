@@ -130,13 +130,19 @@ std::vector<sweep> farm_sweeps(const options& opt);
 void farm_manager_report(const options& opt);
 /// "jemalloc" or "glibc": the malloc this process runs on.
 const char* allocator_name() noexcept;
+/// Bytes that malloc has handed out and not taken back: glibc's main arena and
+/// its mmapped blocks (mallinfo2; other threads' arenas are not seen), or
+/// jemalloc's stats.allocated (every thread, size classes included).
+double heap_bytes_in_use();
+/// What heap_bytes_in_use reads, for the memory tables' notes.
+const char* heap_measure() noexcept;
 /// Memory after filling each map contender with --map-keys keys.
 memory_table map_bytes_per_key(const options& opt);
 /// Memory per atom after the atom benchmark's workload on one thread.
 memory_table atom_bytes(const options& opt);
 
 /// Writes results.csv, report.md, one .dat and one .png (if gnuplot is there) per sweep,
-/// and the memory tables.
+/// and the memory tables (in report.md and memory.csv).
 void write_report(const options& opt, const std::vector<sweep>& sweeps,
                   const std::vector<measurement>& results, const std::vector<memory_table>& memory);
 

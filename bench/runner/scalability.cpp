@@ -162,17 +162,17 @@ int main(int argc, char** argv) try {
     return std::any_of(sweeps.begin(), sweeps.end(),
                        [&](const sweep& s) { return s.name.rfind(prefix, 0) == 0; });
   };
-  // The memory tables read glibc's mallinfo2: meaningless under another malloc.
-  // They run before the sweeps: lfcore::pool_allocator keeps what a map
-  // frees for the next one, so its fill is measured while its pool is new.
-  const bool glibc = std::string_view(allocator_name()) == "glibc";
-  if (!glibc) std::fprintf(stderr, "[memory] not measured: malloc is %s\n", allocator_name());
-  if (glibc && ran("map_")) {
-    std::fprintf(stderr, "[map bytes per key] filling %lld keys per contender\n", opt.map_keys);
+  // The memory tables run before the sweeps: lfcore::pool_allocator keeps
+  // what a map frees for the next one, so its fill is measured while its pool
+  // is new.
+  if (ran("map_")) {
+    std::fprintf(stderr, "[map bytes per key] filling %lld keys per contender (%s)\n", opt.map_keys,
+                 heap_measure());
     memory.push_back(map_bytes_per_key(opt));
   }
-  if (glibc && (ran("atoms") || ran("unsized_atoms"))) {
-    std::fprintf(stderr, "[atom bytes] running the atom workload once per contender\n");
+  if (ran("atoms") || ran("unsized_atoms")) {
+    std::fprintf(stderr, "[atom bytes] running the atom workload once per contender (%s)\n",
+                 heap_measure());
     memory.push_back(atom_bytes(opt));
   }
   std::vector<measurement> results;

@@ -170,7 +170,7 @@ struct tbb_compare {
 };
 struct tbb_atoms {
   struct empty {};
-  // std::allocator: mallinfo2 sees it, as for every other contender.
+  // std::allocator: malloc's statistics see it, as for every other contender.
   using map = tbb::concurrent_hash_map<std::string, empty, tbb_compare,
                                        std::allocator<std::pair<const std::string, empty>>>;
   explicit tbb_atoms(std::size_t expected) : m(expected) {}
@@ -240,19 +240,17 @@ private:
 };
 
 // Bytes per atom beyond its text, after one thread ran the workload on the
-// calling thread (glibc's mallinfo2 sees the main arena only).
+// calling thread (on glibc, heap_bytes_in_use sees the main arena only).
 template <class Table>
 double bytes_per_atom(std::size_t n, bool sized, std::size_t atoms, std::size_t text_bytes) {
   const std::vector<std::string>& seqs = sequences(n);
   malloc_trim(0);
-  const auto before = mallinfo2();
+  const double before = heap_bytes_in_use();
   auto table = std::make_unique<Table>(expected_atoms(n, sized));
   std::string rotation;
   for (const std::string& s : seqs) table->intern(s);
   for (const std::string& s : seqs) combine_atoms(*table, s, rotation);
-  const auto after = mallinfo2();
-  const double grown = static_cast<double>(after.uordblks + after.hblkhd) -
-                       static_cast<double>(before.uordblks + before.hblkhd);
+  const double grown = heap_bytes_in_use() - before;
   return (grown - static_cast<double>(text_bytes)) / static_cast<double>(atoms);
 }
 
@@ -311,12 +309,13 @@ memory_table atom_bytes(const options& opt) {
   }
   memory_table m;
   m.title = "Atom table: memory per atom (`atom_bytes`)";
-  m.note = "One thread runs the workload on " + std::to_string(n) + " sequences (" +
-           std::to_string(atoms) + " atoms, " +
-           std::to_string(static_cast<double>(text_bytes) / static_cast<double>(atoms)) +
-           " bytes of text each on average); heap growth (glibc mallinfo2, main arena) minus "
-           "the text bytes, divided by the atoms. The goal is at most 48. Tables sized as in "
-           "`atoms`, and (no size hint) as in `unsized_atoms`.";
+  m.note =
+      "One thread runs the workload on " + std::to_string(n) + " sequences (" +
+      std::to_string(atoms) + " atoms, " +
+      std::to_string(static_cast<double>(text_bytes) / static_cast<double>(atoms)) +
+      " bytes of text each on average); heap growth (" + heap_measure() +
+      ") minus the text bytes, divided by the atoms. The goal is at most 48. Tables sized as in "
+      "`atoms`, and (no size hint) as in `unsized_atoms`.";
   m.column = "bytes per atom beyond its text";
   auto add = [&](const std::string& name, auto measure) {
     if (opt.selects(name))

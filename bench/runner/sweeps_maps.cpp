@@ -19,11 +19,11 @@
 //                  nothing else runs; one operation is one element visited
 //                  (only the maps whose iterators may run concurrently
 //                  with each other; see the handles' scan)
-// Bytes per key: one thread fills N keys on the main thread and glibc's
-// mallinfo2() (main arena) measures the growth; every contender allocates
-// through malloc here (oneTBB is given std::allocator for that reason; the
-// lfcore::pool_allocator contender's pool takes its chunks from it, and is
-// measured before any sweep has filled it).
+// Bytes per key: one thread fills N keys on the main thread and
+// heap_bytes_in_use() (glibc's main arena, or jemalloc's statistics) measures
+// the growth; every contender allocates through malloc here (oneTBB is given
+// std::allocator for that reason; the lfcore::pool_allocator contender's pool
+// takes its chunks from it, and is measured before any sweep has filled it).
 #include "harness.hpp"
 #include "peers.hpp"
 
@@ -390,16 +390,13 @@ double bytes_per_key(u64 n, Make make) {
   const pid_t child = fork();
   if (child < 0) throw std::runtime_error("map memory: fork failed");
   if (child == 0) {
-    const auto before = mallinfo2();
+    const double before = heap_bytes_in_use();
     std::unique_ptr<Map> map = make(n);
     {
       Handle h{*map};
       for (u64 i = 0; i < n; ++i) h.insert(keys(i), i);
     }
-    const auto after = mallinfo2();
-    const double grown = static_cast<double>(after.uordblks + after.hblkhd) -
-                         static_cast<double>(before.uordblks + before.hblkhd);
-    const double per_key = grown / static_cast<double>(n);
+    const double per_key = (heap_bytes_in_use() - before) / static_cast<double>(n);
     const bool sent = write(pipe_fds[1], &per_key, sizeof per_key) == sizeof per_key;
     _exit(sent ? 0 : 1);
   }
@@ -1094,9 +1091,8 @@ std::vector<sweep> map_sweeps(const options& opt) {
 memory_table map_bytes_per_key(const options& opt) {
   memory_table m;
   m.title = "Maps: memory after the fill (`map_bytes`)";
-  m.note = std::to_string(opt.map_keys) +
-           " keys inserted by one thread; heap growth (glibc mallinfo2, main arena) divided by "
-           "the key count. Each key is a uint64 with a uint64 value.";
+  m.note = std::to_string(opt.map_keys) + " keys inserted by one thread; heap growth (" +
+           heap_measure() + ") divided by the key count. Each key is a uint64 with a uint64 value.";
   m.column = "bytes per key";
   for (const map_contender& c : map_contenders(static_cast<u64>(opt.map_keys)))
     if (c.bytes && opt.selects(c.name))

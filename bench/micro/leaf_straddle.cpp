@@ -4,11 +4,12 @@
 // A <uint64_t, uint64_t> leaf is 24 bytes (next word, key, value), and a hit
 // reads all three. glibc carves it from a 32-byte chunk whose user address is
 // 16-aligned: where a run of such chunks starts at 16 mod 32, every other
-// leaf sits at 48 mod 64 and spans two cache lines; at 0 mod 32 none does.
+// leaf sits at 48 mod 64 and spans two cache lines; at 0 mod 32 none does
+// (28%-50% of the leaves crossed in the runs of 2026-12-07).
 // jemalloc's 32-byte size class is 32-aligned: no leaf ever does. Lookup hits
-// ran 1.16x-1.23x faster on jemalloc while misses, which never read a leaf,
-// did not (bench/results/allocators_maps/) - this program asks whether the
-// crossing leaves are why.
+// ran 1.16x-1.23x faster on jemalloc in one run, misses (which read no leaf)
+// did not, and this program asks what the crossing leaves cost; the next run
+// showed no hit gain (bench/results/allocators_maps/).
 //
 // One thread fills a map sized for n keys, then looks up `lookups` random
 // present keys through visit() (reading the value, as the runner's hits do),
@@ -52,70 +53,63 @@ bool crosses_line(const void* p, std::size_t size) {
 template <class T>
 constexpr bool is_leaf = !std::is_integral_v<T>;
 
-// std::allocator, counting the leaves it hands out that cross a line.
-struct glibc_counts {
+// Where leaves come from: std::allocator, counting those that cross a line,
+// or a bump arena at a 32-byte stride from a chosen offset, which frees
+// nothing (the program fills once and drops the arena after the map).
+struct placement {
+  static inline bool from_arena = false;
   static inline u64 leaves = 0, crossing = 0;
+  static inline std::unique_ptr<std::byte[]> arena;
+  static inline std::byte* next = nullptr;
+  static inline std::byte* end = nullptr;
+  static void use_glibc() {
+    from_arena = false;
+    leaves = crossing = 0;
+  }
+  static void use_arena(std::size_t blocks, std::uintptr_t offset) {
+    from_arena = true;
+    arena = std::make_unique<std::byte[]>(blocks * 32 + 2 * line);
+    const auto base = reinterpret_cast<std::uintptr_t>(arena.get());
+    next = arena.get() + ((line - base % line) % line + offset);
+    end = arena.get() + blocks * 32 + 2 * line;
+  }
 };
+
 template <class T>
-struct counting_allocator {
+struct leaf_allocator {
   using value_type = T;
   using is_always_equal = std::true_type;
-  counting_allocator() = default;
+  leaf_allocator() = default;
   template <class U>
-  counting_allocator(const counting_allocator<U>&) noexcept {}
+  leaf_allocator(const leaf_allocator<U>&) noexcept {}
   T* allocate(std::size_t n) {
+    if constexpr (is_leaf<T>) {
+      static_assert(sizeof(T) <= 32 && alignof(T) <= 16);
+      if (placement::from_arena) {
+        if (n != 1 || placement::next + 32 > placement::end) throw std::bad_alloc();
+        T* p = reinterpret_cast<T*>(placement::next);
+        placement::next += 32;
+        return p;
+      }
+    }
     T* p = std::allocator<T>().allocate(n);
     if constexpr (is_leaf<T>) {
-      ++glibc_counts::leaves;
-      glibc_counts::crossing += crosses_line(p, n * sizeof(T));
+      ++placement::leaves;
+      placement::crossing += crosses_line(p, n * sizeof(T));
     }
     return p;
   }
-  void deallocate(T* p, std::size_t n) noexcept { std::allocator<T>().deallocate(p, n); }
-  friend bool operator==(counting_allocator, counting_allocator) { return true; }
-};
-
-// Leaves from a bump arena at a 32-byte stride from a chosen offset, which
-// frees nothing (the program fills once and drops the arena after the map);
-// hash nodes from std::allocator.
-struct arena {
-  static inline std::unique_ptr<std::byte[]> memory;
-  static inline std::byte* next = nullptr;
-  static inline std::byte* end = nullptr;
-  static void reset(std::size_t blocks, std::uintptr_t offset) {
-    memory = std::make_unique<std::byte[]>(blocks * 32 + 2 * line);
-    const auto base = reinterpret_cast<std::uintptr_t>(memory.get());
-    next = memory.get() + ((line - base % line) % line + offset);
-    end = memory.get() + blocks * 32 + 2 * line;
-  }
-};
-template <class T>
-struct arena_allocator {
-  using value_type = T;
-  using is_always_equal = std::true_type;
-  arena_allocator() = default;
-  template <class U>
-  arena_allocator(const arena_allocator<U>&) noexcept {}
-  T* allocate(std::size_t n) {
-    if constexpr (!is_leaf<T>) {
-      return std::allocator<T>().allocate(n);
-    } else {
-      static_assert(sizeof(T) <= 32 && alignof(T) <= 16);
-      if (n != 1 || arena::next + 32 > arena::end) throw std::bad_alloc();
-      T* p = reinterpret_cast<T*>(arena::next);
-      arena::next += 32;
-      return p;
-    }
-  }
   void deallocate(T* p, std::size_t n) noexcept {
-    if constexpr (!is_leaf<T>) std::allocator<T>().deallocate(p, n);
+    if (!is_leaf<T> || !placement::from_arena) std::allocator<T>().deallocate(p, n);
   }
-  friend bool operator==(arena_allocator, arena_allocator) { return true; }
+  friend bool operator==(leaf_allocator, leaf_allocator) { return true; }
 };
 
-template <class Map>
+using map = lfcore::hash_trie_map<u64, u64, std::hash<u64>, std::equal_to<u64>,
+                                  leaf_allocator<std::pair<const u64, u64>>>;
+
 double hit_ns(u64 n, const std::vector<u64>& probes, bool& found_all) {
-  Map m(lfcore::hash_trie_config::for_expected_size(n));
+  map m(lfcore::hash_trie_config::for_expected_size(n));
   for (u64 i = 0; i < n; ++i) m.insert({key(i), i});
   u64 sum = 0, found = 0;
   const auto start = std::chrono::steady_clock::now();
@@ -125,10 +119,6 @@ double hit_ns(u64 n, const std::vector<u64>& probes, bool& found_all) {
   if (sum == 42) std::puts(""); // keep the reads
   return took.count() / static_cast<double>(probes.size());
 }
-
-template <template <class> class Alloc>
-using map_with = lfcore::hash_trie_map<u64, u64, std::hash<u64>, std::equal_to<u64>,
-                                       Alloc<std::pair<const u64, u64>>>;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -152,18 +142,17 @@ int main(int argc, char** argv) {
   bool found_all = true;
   std::vector<double> glibc, aligned, crossing;
   for (int r = 0; r < rounds; ++r) {
-    glibc_counts::leaves = glibc_counts::crossing = 0;
-    glibc.push_back(hit_ns<map_with<counting_allocator>>(n, probes, found_all));
-    arena::reset(n, 0);
-    aligned.push_back(hit_ns<map_with<arena_allocator>>(n, probes, found_all));
-    arena::reset(n, 16);
-    crossing.push_back(hit_ns<map_with<arena_allocator>>(n, probes, found_all));
+    placement::use_glibc();
+    glibc.push_back(hit_ns(n, probes, found_all));
+    const double glibc_crossing = static_cast<double>(placement::crossing) /
+                                  static_cast<double>(std::max<u64>(placement::leaves, 1));
+    placement::use_arena(n, 0);
+    aligned.push_back(hit_ns(n, probes, found_all));
+    placement::use_arena(n, 16);
+    crossing.push_back(hit_ns(n, probes, found_all));
     std::printf("round %d: glibc %.1f ns (%.0f%% of leaves cross a line), aligned %.1f, "
                 "crossing %.1f\n",
-                r + 1, glibc.back(),
-                100.0 * static_cast<double>(glibc_counts::crossing) /
-                    static_cast<double>(std::max<u64>(glibc_counts::leaves, 1)),
-                aligned.back(), crossing.back());
+                r + 1, glibc.back(), 100.0 * glibc_crossing, aligned.back(), crossing.back());
   }
   // Ratios within a round first: the host's drift moves a round's three alike.
   std::vector<double> crossing_ratio, glibc_ratio;

@@ -181,6 +181,11 @@ struct hazard_pointer_domain_config {
   /// reused so soon that a Michael-Scott queue ran at 0.85x libcds at 2-8
   /// threads; from about 4000 on it is at parity, and 8192 is the default.
   /// Lower it when retired objects are large: up to T * R stay pending.
+  /// About R objects per thread circulate between retire and reuse, past
+  /// jemalloc's thread cache: a lower R made one thread's upserts up to 2x
+  /// faster there, and two threads' up to 2x slower (scans, each with its
+  /// heavy fence, come 8192 / R times as often); pool_allocator is the
+  /// better remedy (bench/results/scan_recycling/).
   std::size_t scan_threshold = stress_build ? 0 : 8192;
   /// R = max(scan_threshold, scan_multiplier * hazard records). At least 2.
   std::size_t scan_multiplier = 2;

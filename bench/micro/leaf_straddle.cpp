@@ -39,6 +39,7 @@
 namespace {
 
 using trie_bench::key;
+using trie_bench::median;
 using trie_bench::u64;
 
 constexpr std::uintptr_t line = 64;
@@ -118,11 +119,6 @@ double hit_ns(u64 n, const std::vector<u64>& probes, bool& found_all) {
   found_all = found_all && found == probes.size();
   if (sum == 42) std::puts(""); // keep the reads
   return took.count() / static_cast<double>(probes.size());
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 } // namespace

@@ -45,6 +45,7 @@
 namespace {
 
 using trie_bench::key;
+using trie_bench::median;
 using trie_bench::u64;
 
 using map = lfcore::hash_trie_map<u64, u64>;
@@ -80,11 +81,6 @@ double upsert_ns(std::size_t r, u64 n, const std::vector<u64>& probes, bool& cou
   }
   counts_right = counts_right && total == probes.size();
   return ns;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 } // namespace

@@ -1,12 +1,14 @@
-// bench/micro/trie_bench.hpp - what trie_churn and trie_growth share: their
-// keys and the heap they measure.
+// bench/micro/trie_bench.hpp - what the trie micro-benchmarks share: their
+// keys, the heap they measure, the median of their rounds.
 #pragma once
 
 #include <lfcore/hash_trie_map.hpp>
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 namespace trie_bench {
 
@@ -21,6 +23,12 @@ inline double heap_bytes() {
 /// Key i: distinct for distinct i (mix_hash is a bijection), spread over the root.
 inline u64 key(u64 i) {
   return lfcore::detail::mix_hash(i + 1);
+}
+
+/// The median of a round's values (the upper one of an even count).
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
 } // namespace trie_bench

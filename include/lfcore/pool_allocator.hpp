@@ -9,8 +9,9 @@
 // pool_allocator<std::pair<const K, T>>> keeps its leaves in it.
 //
 // When it pays (bench/results/pool_allocator/, bench/results/scan_recycling/):
-// memory, always; speed, where every operation allocates a leaf and retires
-// one (upsert, insert_or_assign of present keys). Hazard pointers keep about
+// memory (no malloc header per leaf), and speed where every operation
+// allocates a leaf and retires one (upsert, insert_or_assign of present
+// keys). Hazard pointers keep about
 // scan_threshold (8192) retired leaves per thread in circulation, more than
 // jemalloc's thread cache holds (200 blocks per size class), so each leaf
 // goes through its arena; the magazines below pass them on 64 at a time.

@@ -2,19 +2,19 @@
 // costs an update-heavy map on the allocator it runs on.
 //
 // Every upsert() allocates a leaf and retires the one it replaced; a thread's
-// scan frees its retired leaves once it holds R of them, so a thread cycles
-// through about R leaves between a leaf's free and its reuse. glibc keeps
+// scan frees its retired leaves once it holds R of them, so about R leaves per
+// thread are between their retire and their free at any time. glibc keeps
 // freed 32-byte chunks on per-arena fast-bin lists of any length; jemalloc's
 // per-thread cache holds 200 blocks of a small size class by default and
 // sends the rest back through its arena's bins (a lock and the slab's
-// metadata per batch), from which the next allocations fetch them again. The runner's counting
-// sweep ran 0.76x-0.89x on jemalloc against glibc at 1-2 threads
-// (bench/results/allocators_maps/), and this program asks how much of that is
-// R: one thread fills a map of n keys, each map with a hazard_pointer_domain
-// of its own, then times `updates` upserts of random present keys, for each R
-// in turn, and for R = 8192 with leaves from lfcore::pool_allocator, whose
-// per-thread magazines pass freed leaves on 64 at a time; rounds alternate the
-// five.
+// metadata per batch), from which the next allocations fetch them again.
+// The runner's counting sweep ran 0.76x-0.89x on jemalloc against glibc at
+// 1-2 threads (bench/results/allocators_maps/), and this program asks how
+// much of that is R: one thread fills a map of n keys, each map with a
+// hazard_pointer_domain of its own, then times `updates` upserts of random
+// present keys, for each R in turn, and for R = 8192 with leaves from
+// lfcore::pool_allocator, whose per-thread magazines pass freed leaves on 64
+// at a time; rounds alternate the five.
 //
 // Paced frees (a scan's leaves freed two per retire instead of at once) were
 // tried against the same question and left jemalloc where it was
@@ -31,7 +31,6 @@
 
 #include <dlfcn.h>
 
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>

@@ -11,13 +11,13 @@
 // When it pays (bench/results/pool_allocator/, bench/results/scan_recycling/):
 // memory (no malloc header per leaf), and speed where every operation
 // allocates a leaf and retires one (upsert, insert_or_assign of present
-// keys). Hazard pointers keep about
-// scan_threshold (8192) retired leaves per thread in circulation, more than
-// jemalloc's thread cache holds (200 blocks per size class), so each leaf
-// goes through its arena; the magazines below pass them on 64 at a time.
-// Counting by upsert ran 1.36x / 1.80x / 1.26x faster at 1 / 2 / 8 threads
-// on jemalloc, 0.99x / 1.89x / 1.48x on glibc. Lookups, inserts and the
-// 90/5/5 mixes: no difference found.
+// keys). Hazard pointers keep about scan_threshold (8192) retired leaves per
+// thread in circulation, more than jemalloc's thread cache holds (200 blocks
+// per size class), so each leaf goes through its arena; the magazines below
+// pass them on 64 at a time. Counting by upsert ran 1.36x / 1.80x / 1.26x
+// faster at 1 / 2 / 8 threads on jemalloc, 0.99x / 1.89x / 1.48x on glibc
+// (still 0.57x-0.83x the best peer that adds in place, in the same run).
+// Lookups, inserts and the 90/5/5 mixes: no difference found.
 //
 // Design (the magazine layer of Bonwick and Adams, "Magazines and Vmem",
 // USENIX 2001):
